@@ -1,0 +1,140 @@
+"""Labeled queries: reading them, and deciding whether a hit answers a label.
+
+A queries file has one JSON object per line::
+
+    {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."]}
+
+``relevant`` entries take these forms (paths relative to the corpus root: the docs folder for docs, the
+workspace root for code):
+
+* ``path`` — the whole file;
+* ``path#Heading`` — the section under that heading (its deepest heading);
+* ``path:START-END`` — a line span;
+* ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path);
+* ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentty_rag.types import Chunk
+
+_SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
+
+
+class QueriesError(ValueError):
+    """The queries file cannot be used (the message names the line and the problem)."""
+
+
+@dataclass(frozen=True)
+class Label:
+    """One relevant item: a file, and optionally a heading, line span or symbol inside it."""
+
+    source: str  # docs, skill, memory, code
+    path: str
+    heading: str = ""
+    span: tuple[int, int] | None = None
+    symbol: str = ""
+
+    @classmethod
+    def parse(cls, raw: str, corpus: str) -> Label:
+        text = raw.strip()
+        for kind in ("skill", "memory"):
+            if text.startswith(kind + ":"):
+                return cls(kind, text[len(kind) + 1 :])
+        for prefix in ("docs:", "code:"):
+            text = text.removeprefix(prefix)
+        source = "code" if corpus == "code" else "docs"
+        if "#" in text:
+            path, heading = text.split("#", 1)
+            return cls(source, path, heading=" ".join(heading.split()))
+        span = _SPAN.match(text)
+        if span:
+            return cls(source, span.group(1), span=(int(span.group(2)), int(span.group(3))))
+        if ":" in text:
+            path, symbol = text.split(":", 1)
+            return cls(source, path, symbol=symbol)
+        return cls(source, text)
+
+    @property
+    def file_id(self) -> str:
+        return f"{self.source}:{self.path}"
+
+    def matches_file(self, chunk: Chunk) -> bool:
+        return chunk.source == self.source and chunk.ref == self.path
+
+    def matches_passage(self, chunk: Chunk, answers: tuple[str, ...] = ()) -> bool:
+        """Whether ``chunk`` is (or holds) this item.
+
+        A symbol label also matches the chunk of its enclosing type when that type was kept whole (a small
+        class is one chunk): the chunk must then contain one of the query's ``answers``, when it has any.
+        """
+        if not self.matches_file(chunk):
+            return False
+        if self.heading:
+            path = [" ".join(h.split()).lower() for h in chunk.context.split(" > ")] if chunk.context else []
+            return bool(path) and path[-1] == self.heading.lower()
+        if self.span is not None:
+            return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
+        if self.symbol:
+            if chunk.symbol == self.symbol or chunk.symbol.endswith("." + self.symbol):
+                return True
+            owner = self.symbol.rpartition(".")[0]
+            holds_member = bool(owner) and (chunk.symbol == owner or chunk.symbol.endswith("." + owner))
+            return holds_member and (not answers or any(a in chunk.text for a in answers))
+        return True
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    labels: tuple[Label, ...]
+    answers: tuple[str, ...] = ()
+
+
+def chunk_file_id(chunk: Chunk) -> str:
+    return f"{chunk.source}:{chunk.ref}"
+
+
+def load_queries(path: Path, corpus: str) -> list[Query]:
+    """Read a labeled queries file; raises ``QueriesError`` naming the first bad line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise QueriesError(f"{path}: cannot read ({error})") from error
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise QueriesError(f"{path}:{number}: not JSON ({error.msg})") from error
+        if not isinstance(entry, dict):
+            raise QueriesError(f"{path}:{number}: expected a JSON object")
+        text, relevant = entry.get("query"), entry.get("relevant")
+        if not isinstance(text, str) or not text.strip():
+            raise QueriesError(f'{path}:{number}: "query" must be a non-empty string')
+        if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
+            raise QueriesError(f'{path}:{number}: "relevant" must be a non-empty list of strings')
+        answers = entry.get("answers", [])
+        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+            raise QueriesError(f'{path}:{number}: "answers" must be a list of strings')
+        query_id = str(entry.get("id", f"line{number}"))
+        if query_id in seen:
+            raise QueriesError(f"{path}:{number}: duplicate id {query_id!r}")
+        seen.add(query_id)
+        labels = tuple(Label.parse(r, corpus) for r in relevant)
+        queries.append(Query(query_id, text, labels, tuple(answers)))
+    if not queries:
+        raise QueriesError(f"{path}: no queries")
+    return queries
+
+
+__all__ = ["Label", "Query", "QueriesError", "chunk_file_id", "load_queries"]

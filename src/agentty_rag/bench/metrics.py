@@ -1,0 +1,60 @@
+"""Ranking metrics as pure functions over "gains": ``gains[i]`` is 1 when the hit at rank i+1 found a relevant
+item not already found higher up (so duplicates in a ranking earn nothing), else 0.
+
+* recall@k: share of the relevant items found in the top k.
+* reciprocal rank: 1 / rank of the first relevant hit (0 when none).
+* nDCG@k with binary gains (Järvelin and Kekäläinen, 2002): DCG = sum gain_i / log2(i + 1) over ranks
+  1..k, divided by the DCG of an ideal ranking that puts min(relevant, k) relevant hits first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+
+def gains_from_matches(matches: Iterable[Iterable[int]]) -> list[int]:
+    """Gains from, for each rank, the indices of the relevant items that hit matches."""
+    found: set[int] = set()
+    gains: list[int] = []
+    for matched in matches:
+        new = set(matched) - found
+        gains.append(1 if new else 0)
+        found |= new
+    return gains
+
+
+def recall_at(matches: Sequence[Iterable[int]], n_relevant: int, k: int) -> float:
+    if n_relevant <= 0:
+        return 0.0
+    found: set[int] = set()
+    for matched in matches[:k]:
+        found |= set(matched)
+    return len(found) / n_relevant
+
+
+def reciprocal_rank(gains: Sequence[int]) -> float:
+    for rank, gain in enumerate(gains, start=1):
+        if gain:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(gains: Sequence[int], n_relevant: int, k: int) -> float:
+    if n_relevant <= 0:
+        return 0.0
+    dcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(gains[:k], start=1))
+    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(n_relevant, k) + 1))
+    return dcg / ideal
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile (``fraction`` in [0, 1]); 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+__all__ = ["gains_from_matches", "ndcg_at", "percentile", "recall_at", "reciprocal_rank"]

@@ -1,0 +1,188 @@
+"""``agentty-rag``: serve the MCP tools, search from the terminal, build and inspect the indexes.
+
+Only ``serve`` imports the MCP SDK: searching and indexing from the terminal stay quick to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from agentty_rag import __version__
+from agentty_rag.config import Settings, load_settings
+from agentty_rag.errors import AgenttyError, BadRequest
+
+log = logging.getLogger("agentty_rag")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentty-rag",
+        description="Retrieval for coding agents: search a project's docs, skills, memory and code.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentty-rag {__version__}")
+    parser.add_argument("--root", type=Path, default=None, help="workspace root (default: the current directory)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio, or streamable HTTP on loopback",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP host (loopback by default)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port")
+
+    docs = commands.add_parser("search-docs", help="search docs, skills and memory")
+    docs.add_argument("query", nargs="+", help="what you are looking for")
+    docs.add_argument("-k", type=int, default=8, help="passages to return (1-50, default 8)")
+    docs.add_argument("--scope", help="only this file or folder of the docs")
+    docs.add_argument("--sources", help="comma-separated: docs,skills,memory (default: all)")
+    docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
+
+    code = commands.add_parser("search-code", help="search source code by meaning")
+    code.add_argument("query", nargs="+", help="what the code does")
+    code.add_argument("-k", type=int, default=8, help="results to return (1-50, default 8)")
+    code.add_argument("--scope", help="only this file or folder (relative to the workspace root)")
+    code.add_argument("--language", help="only this language (python, typescript, go ...)")
+    code.add_argument("--json", action="store_true", help="print the structured result as JSON")
+
+    index = commands.add_parser("index", help="bring an index up to date now")
+    index.add_argument("which", choices=("docs", "code", "all"), help="which index")
+    index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
+
+    status = commands.add_parser("status", help="what each index holds, whether it is fresh, what was skipped")
+    status.add_argument("--json", action="store_true", help="print as JSON")
+    return parser
+
+
+def _setup_logging(settings: Settings) -> None:
+    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(), format="agentty-rag: %(message)s")
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, _item: str) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _status_text(status: dict[str, object]) -> str:
+    lines = [f"{status['index']} index: {status['path']}"]
+    lines.append(
+        f"  files {status['files']}, chunks {status['chunks']}, updated {status['updated_at']}, "
+        f"generation {status['generation']}"
+    )
+    fresh = "fresh" if status["fresh"] else f"stale ({status['stale_reason']})"
+    lines.append(f"  {fresh}")
+    manifest = status["manifest"]
+    assert isinstance(manifest, dict)
+    lines.append(
+        f"  tokenizer v{manifest['tokenizer_version']}, chunking {json.dumps(manifest['chunking'])}, "
+        f"schema {manifest['schema_version']}"
+    )
+    for name, root in sorted(dict(manifest.get("roots", {})).items()):
+        lines.append(f"  {name}: {root}")
+    skipped = status["skipped"]
+    assert isinstance(skipped, dict)
+    counts, examples = skipped.get("counts", {}), skipped.get("examples", {})
+    if counts:
+        lines.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()))
+        for reason, paths in examples.items():
+            shown = list(paths)[:5]
+            more = counts.get(reason, 0) - len(shown)
+            lines.append(f"    {reason}: {', '.join(shown)}" + (f" (+{more} more)" if more > 0 else ""))
+    else:
+        lines.append("  skipped: nothing")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``agentty-rag`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    settings = load_settings()
+    _setup_logging(settings)
+    if args.command is None:
+        _parser().print_help(sys.stderr)
+        return 2
+    root = (args.root or Path.cwd()).expanduser()
+    if not root.is_dir():
+        print(f"agentty-rag: --root {root} is not a folder", file=sys.stderr)
+        return 2
+    from agentty_rag.service import Workspace
+
+    workspace = Workspace(root, settings)
+    try:
+        if args.command == "serve":
+            from agentty_rag.server import serve
+
+            serve(workspace, args.transport, args.host, args.port)
+            return 0
+        if args.command in ("search-docs", "search-code"):
+            query = " ".join(args.query)
+            if args.command == "search-docs":
+                sources = [s for s in args.sources.split(",") if s.strip()] if args.sources else None
+                outcome = workspace.search_docs(query, args.k, args.scope, sources, wait_s=3600)
+            else:
+                outcome = workspace.search_code(query, args.k, args.scope, args.language, wait_s=3600)
+            print(json.dumps(outcome.structured, indent=2, ensure_ascii=False) if args.json else outcome.text)
+            return 0
+        if args.command == "index":
+            for name in ("docs", "code") if args.which == "all" else (args.which,):
+                index = workspace.index(name)
+                bar = _ProgressBar(f"indexing {name}")
+                index.progress = bar
+                report = index.refresh(force_rebuild=args.rebuild)
+                bar.close()
+                what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
+                print(
+                    f"{name}: {what} — {index.n_files} files, {index.n_chunks} chunks "
+                    f"({report.added} added, {report.changed} changed, {report.removed} removed, "
+                    f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
+                )
+            return 0
+        if args.command == "status":
+            statuses = [workspace.index(name).status() for name in ("docs", "code")]
+            if args.json:
+                print(json.dumps(statuses, indent=2))
+            else:
+                print("\n".join(_status_text(s) for s in statuses))
+            return 0
+    except BadRequest as error:
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 2
+    except AgenttyError as error:
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        workspace.close()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

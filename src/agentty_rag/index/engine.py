@@ -1,0 +1,678 @@
+"""One persisted, self-refreshing index over a set of sources (docs+skills+memory, or code).
+
+``refresh()`` runs before each search: it scans (stat only), compares with the manifest, and re-indexes only
+the files whose content changed — a file whose stamp changed but whose content hash did not costs nothing
+but a stamp update. Past ``rebuild_fraction`` of the corpus changed, or when the chunking, tokenizer or
+field layout changed, it rebuilds. Updates run under a lock file shared by every process on the workspace,
+inside one SQLite transaction, so a reader never sees half an update and a killed writer leaves the
+previous index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from agentty_rag.chunking import ChunkingConfig, chunk_document
+from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.fields import FieldSpec, field_texts, tokenizers
+from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
+from agentty_rag.index.lock import exclusive
+from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, dumps, encode_terms
+from agentty_rag.index.tokenize import TOKENIZER_VERSION
+from agentty_rag.sources.base import Source
+from agentty_rag.sources.walker import SkipReport
+from agentty_rag.types import Chunk, FileStamp
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FORMAT = "agentty-rag-manifest"
+# Compact the delta into the base segment when it holds more than this share of the base's postings.
+_COMPACT_DELTA_SHARE = 0.10
+_COMPACT_MIN_DELTA = 20_000  # postings
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Everything that defines one index.
+
+    Args:
+        name: ``docs`` or ``code``; names the files ``rag_<name>.ragdb`` and ``.meta.json``.
+        state_dir: the workspace's ``.agentty`` folder.
+        sources: where the files come from.
+        fields: indexed fields and their weights.
+        chunking: chunk sizes (part of the manifest: a change rebuilds).
+        roots: folders recorded in the manifest (workspace root, docs root ...).
+        rebuild_fraction: share of changed files above which an update is a rebuild.
+        lock_timeout_s: how long to wait for another process's update.
+    """
+
+    name: str
+    state_dir: Path
+    sources: tuple[Source, ...]
+    fields: tuple[FieldSpec, ...]
+    chunking: ChunkingConfig
+    roots: dict[str, str] = field(default_factory=dict)
+    rebuild_fraction: float = 0.2
+    lock_timeout_s: float = 30.0
+
+    @property
+    def db_path(self) -> Path:
+        return self.state_dir / f"rag_{self.name}.ragdb"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.state_dir / f"rag_{self.name}.ragdb.meta.json"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / f"rag_{self.name}.lock"
+
+    def profile(self) -> dict[str, object]:
+        """What the stored index must match to be reused as is."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tokenizer_version": TOKENIZER_VERSION,
+            "chunking": self.chunking.fingerprint(),
+            "fields": [f.name for f in self.fields],
+        }
+
+
+@dataclass
+class RefreshReport:
+    """What one refresh did."""
+
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    touched: int = 0  # stamp changed, content did not: no re-indexing
+    rechunked_files: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    rebuilt: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.added or self.changed or self.removed or self.touched or self.rebuilt)
+
+
+@dataclass
+class _Scan:
+    stamps: dict[str, FileStamp]
+    owners: dict[str, Source]
+    skipped: SkipReport
+
+
+@dataclass
+class _Diff:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    stamp_changed: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.stamp_changed)
+
+
+@dataclass
+class _Prepared:
+    """A file read, fingerprinted and cut into chunks (or the reason it was skipped)."""
+
+    key: str
+    stamp: FileStamp
+    hash: str
+    chunks: list[Chunk]
+    skip: str = ""
+
+
+class CorpusIndex:
+    """A persisted index with freshness checks. Thread-safe: one refresh or search at a time per process."""
+
+    def __init__(self, config: IndexConfig) -> None:
+        self.config = config
+        self.field_names = tuple(f.name for f in config.fields)
+        self.weights = {f.name: f.weight for f in config.fields}
+        self._tokenizers = tokenizers(config.fields)
+        self.lock = threading.RLock()
+        self._store: Store | None = None
+        self._lexical = LexicalIndex(self.field_names)
+        self._generation = -1
+        self._files: dict[str, FileRow] = {}
+        self._last_scan: _Scan | None = None
+        self._attributes: dict[int, tuple[str, str, str]] | None = None
+        self._masks: dict[str, npt.NDArray[np.bool_]] = {}
+        self.warnings: list[str] = []
+        self.last_refresh = RefreshReport()
+        self.progress: Progress | None = None
+        self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
+
+    # -- opening --------------------------------------------------------------------------------------------
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+            log.warning("%s", message)
+
+    def _open_store(self) -> Store:
+        if self._store is not None:
+            return self._store
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        problem = self._manifest_problem()
+        if problem:
+            self._warn(f"{self.config.manifest_path.name}: {problem}; rebuilding the {self.config.name} index")
+            Store.delete_files(self.config.db_path)
+        try:
+            store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+        except IndexCorrupt as error:
+            self._warn(f"{error}; rebuilding the {self.config.name} index")
+            Store.delete_files(self.config.db_path)
+            store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+        self._store = store
+        return store
+
+    def _manifest_problem(self) -> str:
+        """Why the manifest file cannot be trusted ("" when it can, or when there is none yet)."""
+        path = self.config.manifest_path
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+        except OSError as error:
+            return f"unreadable ({error.strerror})"
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            return "corrupt (not valid JSON)"
+        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+            return "not an agentty-rag manifest"
+        version = data.get("schema_version")
+        if not isinstance(version, int):
+            return "has no schema version"
+        if version > SCHEMA_VERSION:
+            return f"written by a newer agentty-rag (schema {version}, this one reads {SCHEMA_VERSION})"
+        return ""
+
+    def _reload(self) -> None:
+        """Load the in-memory index from the database (after open, or another process's commit)."""
+        store = self._open_store()
+        meta = store.meta()
+        segments, lengths = store.segments(self.field_names)
+        live = store.live_slots()
+        self._lexical = LexicalIndex(self.field_names)
+        self._lexical.load_base(segments, lengths, live)
+        base_slots = int(meta.get("base_slots", "0"))
+        for slot, terms in store.delta_terms(self.field_names, base_slots):
+            self._lexical.add(slot, terms)
+        self._files = store.files()
+        self._generation = int(meta.get("generation", "0"))
+        self._attributes = None
+        self._masks = {}
+
+    def _sync(self) -> None:
+        """Make the in-memory index match the database; rebuild it when it is unreadable."""
+        try:
+            store = self._open_store()
+            if store.generation() != self._generation:
+                self._reload()
+        except (IndexCorrupt, ValueError, OSError, _sqlite_error()) as error:
+            self._recover(error)
+
+    def _recover(self, error: BaseException) -> None:
+        self._warn(f"the {self.config.name} index could not be read ({error}); rebuilding it")
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        Store.delete_files(self.config.db_path)
+        with contextlib.suppress(FileNotFoundError):
+            self.config.manifest_path.unlink()
+        self._generation = -1
+        self._reload()
+
+    # -- freshness ------------------------------------------------------------------------------------------
+
+    def _scan(self) -> _Scan:
+        stamps: dict[str, FileStamp] = {}
+        owners: dict[str, Source] = {}
+        skipped = SkipReport()
+        for source in self.config.sources:
+            result = source.scan()
+            skipped.merge(result.skipped)
+            for stamp in result.files:
+                if stamp.key not in stamps:
+                    stamps[stamp.key] = stamp
+                    owners[stamp.key] = source
+        return _Scan(stamps, owners, skipped)
+
+    def _diff(self, scan: _Scan) -> _Diff:
+        diff = _Diff()
+        for key, stamp in scan.stamps.items():
+            row = self._files.get(key)
+            if row is None:
+                diff.added.append(key)
+            elif row.size != stamp.size or row.mtime_ns != stamp.mtime_ns:
+                diff.stamp_changed.append(key)
+        diff.removed = [key for key in self._files if key not in scan.stamps]
+        return diff
+
+    def needs_rebuild(self) -> str:
+        """Why the stored index cannot be reused ("" when it can)."""
+        store = self._open_store()
+        meta = store.meta()
+        if "profile" not in meta:
+            return "no index yet"
+        if meta["profile"] != dumps(self.config.profile()):
+            return "chunking, tokenizer or field configuration changed"
+        return ""
+
+    def refresh(self, force_rebuild: bool = False) -> RefreshReport:
+        """Bring the index up to date with the files on disk; cheap when nothing changed."""
+        started = time.perf_counter()
+        with self.lock:
+            self._sync()
+            scan = self._scan()
+            self._last_scan = scan
+            reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+            diff = self._diff(scan)
+            if not reason and diff.empty:
+                report = RefreshReport(seconds=time.perf_counter() - started)
+                self.last_refresh = report
+                return report
+            try:
+                with exclusive(self.config.lock_path, self.config.lock_timeout_s):
+                    self._sync()  # another process may have done (part of) the work meanwhile
+                    reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+                    report = self._update(scan, reason)
+            except (IndexCorrupt, ValueError, _sqlite_error()) as error:
+                self._recover(error)
+                with exclusive(self.config.lock_path, self.config.lock_timeout_s):
+                    report = self._update(scan, "index was unreadable")
+            report.seconds = time.perf_counter() - started
+            self.last_refresh = report
+            return report
+
+    def _update(self, scan: _Scan, reason: str) -> RefreshReport:
+        diff = self._diff(scan)
+        if not reason and diff.empty:
+            return RefreshReport()
+        report = RefreshReport(added=len(diff.added), removed=len(diff.removed))
+        changed: list[tuple[_Prepared, bytes]] = []
+        touched: dict[str, FileRow] = {}
+        if not reason:
+            for key in diff.stamp_changed:
+                item, data = self._read(scan, key)
+                old = self._files[key]
+                if item.hash == old.hash and not item.skip:
+                    touched[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, old.hash, old.chunks, old.skip)
+                else:
+                    changed.append((item, data))
+            report.touched = len(touched)
+            report.changed = len(changed)
+            changed_files = len(diff.added) + len(changed) + len(diff.removed)
+            total = max(len(scan.stamps), len(self._files), 1)
+            if changed_files > self.config.rebuild_fraction * total and changed_files > 1:
+                reason = f"{changed_files} of {total} files changed"
+        if reason:
+            self._rebuild(scan, reason, report)
+            return report
+        prepared = [self._chunk(scan, item, data) for item, data in changed]
+        prepared += [self._chunk(scan, *self._read(scan, key)) for key in diff.added]
+        self._apply(scan, prepared, diff.removed, touched, report)
+        report.rechunked_files = len(prepared)
+        return report
+
+    def _read(self, scan: _Scan, key: str) -> tuple[_Prepared, bytes]:
+        """Read and fingerprint one file (its chunks come later, from ``_chunk``)."""
+        stamp = scan.stamps[key]
+        source = scan.owners[key]
+        try:
+            with open(stamp.path, "rb") as handle:
+                data = handle.read(source.max_bytes + 1)
+        except OSError:
+            return _Prepared(key, stamp, "", [], "unreadable"), b""
+        digest = xxhash.xxh3_128_hexdigest(data)
+        stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns)
+        if len(data) > source.max_bytes:
+            return _Prepared(key, stamp, digest, [], "too large"), b""
+        return _Prepared(key, stamp, digest, []), data
+
+    def _chunk(self, scan: _Scan, item: _Prepared, data: bytes) -> _Prepared:
+        if item.skip:
+            return item
+        loaded = scan.owners[item.key].parse(item.stamp, data)
+        for warning in loaded.warnings:
+            self._warn(warning)
+        if loaded.skip_reason:
+            return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason)
+        chunks = [c for doc in loaded.documents for c in chunk_document(doc, self.config.chunking)]
+        return _Prepared(item.key, item.stamp, item.hash, chunks)
+
+    def _terms(self, chunk: Chunk) -> dict[str, Counter[str]]:
+        texts = field_texts(chunk)
+        return {name: Counter(self._tokenizers[name].tokenize(texts.get(name, ""))) for name in self.field_names}
+
+    @staticmethod
+    def _as_ids(counts: dict[str, Counter[str]], ids: dict[str, int]) -> dict[str, FieldTerms]:
+        out: dict[str, FieldTerms] = {}
+        for name, counter in counts.items():
+            if counter:
+                pairs = sorted((ids[t], n) for t, n in counter.items())
+                out[name] = (
+                    np.asarray([p[0] for p in pairs], np.int32),
+                    np.asarray([p[1] for p in pairs], np.int32),
+                )
+        return out
+
+    def _rebuild(self, scan: _Scan, reason: str, report: RefreshReport) -> None:
+        store = self._open_store()
+        report.rebuilt, report.reason = True, reason
+        log.info("rebuilding the %s index: %s", self.config.name, reason)
+        keys = sorted(scan.stamps)
+        vocab: dict[str, int] = {}
+        lexical = LexicalIndex(self.field_names)
+        term_parts: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in self.field_names}
+        slot_parts: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in self.field_names}
+        tf_parts: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in self.field_names}
+        lengths: dict[str, list[float]] = {n: [] for n in self.field_names}
+        files: dict[str, FileRow] = {}
+        rows: list[tuple[int, str, Chunk, bytes]] = []
+        slot = 0
+        with store.transaction():
+            store.clear()
+            for number, key in enumerate(keys, start=1):
+                self.build_state = (number - 1, len(keys))
+                if self.progress is not None:
+                    self.progress(number, len(keys), key)
+                item = self._chunk(scan, *self._read(scan, key))
+                files[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, item.hash, len(item.chunks), item.skip)
+                for chunk in item.chunks:
+                    counts = self._terms(chunk)
+                    for counter in counts.values():
+                        for term in counter:
+                            if term not in vocab:
+                                vocab[term] = len(vocab)
+                    terms = self._as_ids(counts, vocab)
+                    for name in self.field_names:
+                        ids, tfs = terms.get(name, (np.zeros(0, np.int32), np.zeros(0, np.int32)))
+                        term_parts[name].append(ids)
+                        slot_parts[name].append(np.full(len(ids), slot, np.int32))
+                        tf_parts[name].append(tfs)
+                        lengths[name].append(float(tfs.sum()))
+                    rows.append((slot, key, chunk, encode_terms(self.field_names, terms)))
+                    slot += 1
+                if len(rows) >= 2000:
+                    store.put_chunks(rows)
+                    rows = []
+            store.put_chunks(rows)
+            store.add_terms(vocab)
+            segments: dict[str, Segment] = {}
+            length_arrays: dict[str, npt.NDArray[np.float64]] = {}
+            for name in self.field_names:
+                segments[name] = Segment.build(
+                    _concat(term_parts[name]),
+                    _concat(slot_parts[name]),
+                    _concat(tf_parts[name]).astype(np.float32),
+                    len(vocab),
+                )
+                length_arrays[name] = np.asarray(lengths[name], np.float64)
+            store.put_segments(segments, length_arrays)
+            store.put_files(files)
+            self._write_meta(store, scan, base_slots=slot, next_slot=slot)
+        lexical.load_base(segments, length_arrays, np.arange(slot, dtype=np.int32))
+        self._lexical = lexical
+        self.build_state = (len(keys), len(keys))
+        self._after_commit(store, files)
+        report.rechunked_files = len(keys)
+        report.chunks_added = slot
+
+    def _apply(
+        self,
+        scan: _Scan,
+        prepared: list[_Prepared],
+        removed: list[str],
+        touched: dict[str, FileRow],
+        report: RefreshReport,
+    ) -> None:
+        """Patch the index: drop the chunks of changed and removed files, add the new chunks."""
+        store = self._open_store()
+        meta = store.meta()
+        next_slot = int(meta.get("next_slot", "0"))
+        old_keys = [p.key for p in prepared if p.key in self._files] + removed
+        counts_per_chunk = [(p, chunk, self._terms(chunk)) for p in prepared for chunk in p.chunks]
+        wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
+        try:
+            with store.transaction():
+                old_slots = store.slots_of_files(old_keys)
+                store.delete_chunks(old_slots)
+                store.delete_files_rows(removed)
+                ids = store.lookup_terms(wanted)
+                new_terms: dict[str, int] = {}
+                next_id = store.vocab_size()
+                for term in sorted(wanted - ids.keys()):
+                    new_terms[term] = next_id
+                    next_id += 1
+                store.add_terms(new_terms)
+                ids.update(new_terms)
+                rows: list[tuple[int, str, Chunk, bytes]] = []
+                added: list[tuple[int, dict[str, FieldTerms]]] = []
+                for item, chunk, counts in counts_per_chunk:
+                    terms = self._as_ids(counts, ids)
+                    rows.append((next_slot, item.key, chunk, encode_terms(self.field_names, terms)))
+                    added.append((next_slot, terms))
+                    next_slot += 1
+                store.put_chunks(rows)
+                files = {
+                    p.key: FileRow(p.stamp.size, p.stamp.mtime_ns, p.hash, len(p.chunks), p.skip) for p in prepared
+                }
+                files.update(touched)
+                store.put_files(files)
+                self._lexical.remove(old_slots)
+                for slot, terms in added:
+                    self._lexical.add(slot, terms)
+                base_slots = int(meta.get("base_slots", "0"))
+                if self._should_compact(next_slot):
+                    self._lexical.compact(next_id)
+                    capacity = next_slot
+                    store.put_segments(
+                        {n: self._lexical.fields[n].base for n in self.field_names},
+                        {n: self._lexical.fields[n].lengths[:capacity] for n in self.field_names},
+                    )
+                    base_slots = next_slot
+                self._write_meta(store, scan, base_slots=base_slots, next_slot=next_slot)
+        except BaseException:
+            self._generation = -1  # the in-memory index may hold part of the rolled-back update
+            raise
+        for key in removed:
+            self._files.pop(key, None)
+        self._after_commit(store, {**self._files, **files})
+        report.chunks_added = len(rows)
+        report.chunks_removed = len(old_slots)
+
+    def _should_compact(self, next_slot: int) -> bool:
+        """Fold the delta into the base when it (or the count of dead slots) has grown large."""
+        live = max(self._lexical.n_live, 1)
+        base_postings = len(self._lexical.fields[self.field_names[0]].base.slots)
+        big_delta = self._lexical.delta_size > max(_COMPACT_MIN_DELTA, _COMPACT_DELTA_SHARE * base_postings)
+        many_dead = next_slot - live > max(1000, 0.25 * live)
+        return big_delta or many_dead
+
+    def _write_meta(self, store: Store, scan: _Scan, base_slots: int, next_slot: int) -> None:
+        store.set_meta(
+            {
+                "profile": dumps(self.config.profile()),
+                "roots": dumps(self.config.roots),
+                "base_slots": str(base_slots),
+                "next_slot": str(next_slot),
+                "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "scan_skipped": dumps(scan.skipped.to_json()),
+            }
+        )
+
+    def _after_commit(self, store: Store, files: dict[str, FileRow]) -> None:
+        self._files = dict(files)
+        self._generation = store.generation()
+        self._attributes = None
+        self._masks = {}
+        self._write_manifest(store)
+
+    def _write_manifest(self, store: Store) -> None:
+        """Mirror the manifest (header and every file's stamp) as JSON, atomically."""
+        meta = store.meta()
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "index": self.config.name,
+            "generation": int(meta.get("generation", "0")),
+            "updated_at": meta.get("updated_at", ""),
+            **self.config.profile(),
+            "embedding": None,
+            "roots": self.config.roots,
+            "counts": dict(zip(("files", "chunks"), store.counts(), strict=True)),
+            "skipped": json.loads(meta.get("scan_skipped", "{}")),
+            "files": {
+                key: {
+                    "size": row.size,
+                    "mtime_ns": row.mtime_ns,
+                    "hash": row.hash,
+                    "chunks": row.chunks,
+                    **({"skip": row.skip} if row.skip else {}),
+                }
+                for key, row in sorted(self._files.items())
+            },
+        }
+        path = self.config.manifest_path
+        temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+        temporary.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, path)
+
+    # -- searching ------------------------------------------------------------------------------------------
+
+    def query_terms(self, query: str) -> dict[str, list[str]]:
+        return {name: list(dict.fromkeys(self._tokenizers[name].tokenize(query))) for name in self.field_names}
+
+    def lexical_search(
+        self,
+        query: str,
+        pool: int,
+        allowed: npt.NDArray[np.bool_] | None = None,
+        weights: dict[str, float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The best ``pool`` slots by BM25 (more when scores tie at the cut), best first."""
+        with self.lock:
+            store = self._open_store()
+            terms = self.query_terms(query)
+            ids = store.lookup_terms({t for ts in terms.values() for t in ts})
+            query_ids = {name: [ids[t] for t in ts if t in ids] for name, ts in terms.items()}
+            scores = self._lexical.score(query_ids, weights or self.weights)
+            if allowed is not None:
+                scores[: len(allowed)] *= allowed[: len(scores)]
+                scores[len(allowed) :] = 0
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > pool:
+            threshold = np.partition(scores[positive], len(positive) - pool)[len(positive) - pool]
+            positive = positive[scores[positive] >= threshold]
+        order = positive[np.argsort(-scores[positive], kind="stable")]
+        return [(int(s), float(scores[s])) for s in order]
+
+    def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
+        with self.lock:
+            return self._open_store().chunks(slots)
+
+    def allowed(self, key: str, keep: Callable[[str, str, str], bool]) -> npt.NDArray[np.bool_]:
+        """A mask over slots of the chunks ``keep(source, ref, language)`` admits (cached per generation)."""
+        with self.lock:
+            mask = self._masks.get(key)
+            if mask is not None and len(mask) == len(self._lexical.alive):
+                return mask
+            if self._attributes is None:
+                self._attributes = {s: (src, ref, lang) for s, src, ref, lang in self._open_store().chunk_attributes()}
+            mask = np.zeros(len(self._lexical.alive), bool)
+            for slot, (source, ref, language) in self._attributes.items():
+                if slot < len(mask) and keep(source, ref, language):
+                    mask[slot] = True
+            self._masks[key] = mask
+            return mask
+
+    # -- reporting ------------------------------------------------------------------------------------------
+
+    @property
+    def n_chunks(self) -> int:
+        return self._lexical.n_live
+
+    @property
+    def n_files(self) -> int:
+        return sum(1 for row in self._files.values() if not row.skip)
+
+    def skipped(self) -> SkipReport:
+        """What the last scan and the loads left out."""
+        report = SkipReport()
+        if self._last_scan is not None:
+            report.merge(self._last_scan.skipped)
+        for key, row in sorted(self._files.items()):
+            if row.skip:
+                report.add(row.skip, key.split(":", 1)[1])
+        return report
+
+    def status(self) -> dict[str, object]:
+        """Files, chunks, last update, manifest and freshness, for ``agentty-rag status``."""
+        with self.lock:
+            self._sync()
+            store = self._open_store()
+            meta = store.meta()
+            scan = self._scan()
+            self._last_scan = scan
+            diff = self._diff(scan)
+            reason = self.needs_rebuild()
+            fresh = not reason and diff.empty
+            return {
+                "index": self.config.name,
+                "path": str(self.config.db_path),
+                "files": self.n_files,
+                "chunks": self.n_chunks,
+                "updated_at": meta.get("updated_at", "never"),
+                "generation": int(meta.get("generation", "0")),
+                "fresh": fresh,
+                "stale_reason": reason
+                or (
+                    f"{len(diff.added)} added, {len(diff.stamp_changed)} modified, {len(diff.removed)} removed"
+                    if not diff.empty
+                    else ""
+                ),
+                "manifest": {**self.config.profile(), "roots": self.config.roots},
+                "skipped": self.skipped().to_json(),
+            }
+
+    def close(self) -> None:
+        with self.lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+
+def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
+    items = list(parts)
+    return np.concatenate(items).astype(np.int32) if items else np.zeros(0, np.int32)
+
+
+def _sqlite_error() -> type[Exception]:
+    import sqlite3
+
+    return sqlite3.Error
+
+
+__all__ = ["CorpusIndex", "IndexConfig", "MANIFEST_FORMAT", "RefreshReport"]

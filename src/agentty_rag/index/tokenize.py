@@ -1,0 +1,123 @@
+"""Tokenization for engineers' text: words stemmed, identifiers kept whole *and* split.
+
+``getUserToken`` gives ``getusertoken`` (the whole identifier, unstemmed, so an exact name ranks first) and
+``get``, ``user``, ``token`` (its parts, stemmed, so prose about "user tokens" finds it). ``snake_case``,
+``kebab-case``, dotted names (``auth.token_ttl``), paths (``src/auth/token.py``), ``Rust::paths`` and error
+codes (``SHP-4031``) are handled the same way. Plain words are lowercased, stop words dropped, and stemmed
+with the Snowball English stemmer.
+
+Code mode also drops the language's keywords: ``def``, ``return`` or ``public`` say nothing about what a
+function does.
+
+The same function tokenizes documents and queries, so both sides always agree. ``TOKENIZER_VERSION`` changes
+whenever the output for some input changes: a persisted index built with another version is rebuilt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+import Stemmer
+
+TOKENIZER_VERSION = "3"
+
+# A compound: word characters joined by ".", "-", "/" or "::" (no spaces).
+_COMPOUND = re.compile(r"\w+(?:(?:::|[./\-])\w+)*")
+_SEGMENT_SPLIT = re.compile(r"::|[./\-]")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+# English stop words: the bm25s list (the same one its "en" option uses) plus a few function words.
+STOPWORDS_EN = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then there these
+    they this to was will with i me my we our you your he she him her its them what which who whom do does did
+    can could should would may might must shall has have had been being am were so than too very just also
+    how when where why here all any both each few more most other some only own same s t don now""".split()
+)
+
+# Keywords that carry no meaning of their own in source code, across the indexed languages.
+CODE_STOPWORDS = frozenset(
+    """def class return self cls none true false null nil undefined import from as pass elif else if for while
+    in is not and or lambda yield async await try except finally raise with del global nonlocal assert
+    function var let const new this typeof instanceof void delete export default extends implements interface
+    public private protected static final abstract override virtual sealed readonly internal extern unsafe
+    package func go defer chan select struct type map range fallthrough goto switch case break continue
+    fn impl mut pub use mod crate super trait where match loop move ref dyn enum
+    int long short char float double bool boolean byte string str uint usize isize u8 u16 u32 u64 i8 i16 i32
+    i64 f32 f64 auto register signed unsigned sizeof typedef union volatile inline namespace template typename
+    using operator friend explicit mutable constexpr nullptr noexcept decltype std include define endif ifdef
+    ifndef pragma throw throws catch object val fun companion data sealed lateinit init when is out vararg
+    end then do begin rescue ensure unless until module require elsif yield puts attr_accessor attr_reader
+    echo fi esac done local declare readonly foreach endforeach endif array list dict set get""".split()
+)
+
+_MIN_LENGTH = 2
+
+
+class Tokenizer:
+    """Tokenizes text in prose mode (docs) or code mode (source); memoizes each distinct compound."""
+
+    def __init__(self, code: bool = False, extra_stopwords: Iterable[str] = ()) -> None:
+        self.code = code
+        self.stopwords = STOPWORDS_EN | (CODE_STOPWORDS if code else frozenset()) | frozenset(extra_stopwords)
+        self._stemmer = Stemmer.Stemmer("english")
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def _stem(self, word: str) -> str:
+        return str(self._stemmer.stemWord(word))
+
+    def compound_terms(self, compound: str) -> tuple[str, ...]:
+        """Terms of one compound token (memoized)."""
+        cached = self._cache.get(compound)
+        if cached is not None:
+            return cached
+        terms: list[str] = []
+        lowered = compound.lower()
+        segments = [s for s in _SEGMENT_SPLIT.split(compound) if s]
+        # camelCase splitting is ASCII-only: for other scripts, case does not mark word boundaries reliably.
+        if compound.isascii():
+            parts = [p for s in segments for chunk in s.split("_") if chunk for p in _PART.findall(chunk)]
+        else:
+            parts = [chunk for s in segments for chunk in s.split("_") if chunk]
+        if len(parts) > 1:
+            # An identifier or a path: the whole thing, each structured segment whole, and the parts.
+            if len(lowered) >= _MIN_LENGTH:
+                terms.append(lowered)
+            if len(segments) > 1:
+                for segment in segments:
+                    seg = segment.lower().strip("_")
+                    if seg != lowered and len(_PART.findall(segment)) > 1 and len(seg) >= _MIN_LENGTH:
+                        terms.append(seg)
+        for part in parts:
+            low = part.lower()
+            if len(low) < _MIN_LENGTH or low in self.stopwords:
+                continue
+            terms.append(low if low.isdigit() else self._stem(low))
+        result = tuple(terms)
+        if len(self._cache) > 500_000:
+            self._cache.clear()
+        self._cache[compound] = result
+        return result
+
+    def tokenize(self, text: str) -> list[str]:
+        """All terms of ``text`` in order (with repeats)."""
+        out: list[str] = []
+        cache = self._cache
+        for compound in _COMPOUND.findall(text):
+            terms = cache.get(compound)
+            out.extend(terms if terms is not None else self.compound_terms(compound))
+        return out
+
+    def counts(self, text: str) -> Counter[str]:
+        return Counter(self.tokenize(text))
+
+
+def path_words(path: str) -> str:
+    """A file path as words for the path field: folders and the file name without its extension."""
+    stem, dot, ext = path.rpartition(".")
+    base = stem if dot and "/" not in ext else path
+    return base.replace("/", " ").replace("\\", " ")
+
+
+__all__ = ["CODE_STOPWORDS", "STOPWORDS_EN", "TOKENIZER_VERSION", "Tokenizer", "path_words"]

@@ -1,0 +1,105 @@
+"""The only module that formats results: text for the model, and the same results as structured data.
+
+The header says truthfully how the result was produced (the mode and every stage's count); each passage
+starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``,
+``code:src/x.py:80-126``). Relevance is the passage's score divided by the best score of the same result, so
+1.00 is the best hit and the numbers compare only within one result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentty_rag.budget import Passage, utf8_len
+from agentty_rag.types import Chunk, SearchResult
+
+
+def provenance(chunk: Chunk, start: int, end: int) -> str:
+    if chunk.source in ("skill", "memory"):
+        return f"{chunk.source}:{chunk.ref}"
+    return f"{chunk.source}:{chunk.ref}:{start}-{end}"
+
+
+def funnel_text(result: SearchResult) -> str:
+    parts = [f"{stage} {count}" for stage, count in result.funnel.stages]
+    return " → ".join(parts)
+
+
+def _label(chunk: Chunk) -> str:
+    if chunk.source == "code":
+        symbol = chunk.symbol or "(top level)"
+        return f"{symbol} ({chunk.kind}, {chunk.language})"
+    return chunk.context
+
+
+def header(result: SearchResult, passages: list[Passage], budget: int) -> str:
+    used = sum(utf8_len(p.text) for p in passages)
+    trimmed = sum(1 for p in passages if p.trimmed)
+    parts = [result.tool, result.mode]
+    if result.funnel.stages:
+        parts.append(funnel_text(result))
+    if passages:
+        parts.append(f"{used:,} of {budget:,} bytes" + (f", {trimmed} trimmed" if trimmed else ""))
+    return " · ".join(parts)
+
+
+def render_text(result: SearchResult, passages: list[Passage], budget: int) -> str:
+    """The text the model reads."""
+    lines = [header(result, passages, budget)]
+    lines.extend(f"note: {note}" for note in result.notes)
+    if not passages:
+        lines.append(result.empty_reason or f"no matches ({result.mode})")
+        return "\n".join(lines)
+    for number, passage in enumerate(passages, start=1):
+        chunk = passage.hit.chunk
+        label = _label(chunk)
+        title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
+        if label:
+            title += f" · {label}"
+        title += f" · relevance {passage.relevance:.2f}"
+        if passage.trimmed:
+            title += f" · first lines of {chunk.start_line}-{chunk.end_line}"
+        lines.append("")
+        lines.append(title)
+        if passage.hit.also:
+            lines.append("also in: " + ", ".join(passage.hit.also))
+        if chunk.source == "code":
+            lines.extend((f"```{chunk.language}", passage.text, "```"))
+        else:
+            lines.append(passage.text)
+    return "\n".join(lines)
+
+
+def render_structured(result: SearchResult, passages: list[Passage], budget: int) -> dict[str, Any]:
+    """The same result as data: one object per passage, plus the header's facts."""
+    return {
+        "tool": result.tool,
+        "mode": result.mode,
+        "query": result.query,
+        "funnel": [{"stage": stage, "count": count} for stage, count in result.funnel.stages],
+        "budget_bytes": budget,
+        "used_bytes": sum(utf8_len(p.text) for p in passages),
+        "empty_reason": "" if passages else (result.empty_reason or f"no matches ({result.mode})"),
+        "notes": list(result.notes),
+        "results": [
+            {
+                "provenance": provenance(p.hit.chunk, p.start_line, p.end_line),
+                "source": p.hit.chunk.source,
+                "path": p.hit.chunk.ref,
+                "lines": [p.start_line, p.end_line],
+                "score": round(p.hit.score, 6),
+                "relevance": round(p.relevance, 4),
+                "kind": p.hit.chunk.kind,
+                "language": p.hit.chunk.language,
+                "heading": p.hit.chunk.context if p.hit.chunk.source != "code" else "",
+                "symbol": p.hit.chunk.symbol,
+                "text": p.text,
+                "trimmed": p.trimmed,
+                "also": list(p.hit.also),
+            }
+            for p in passages
+        ],
+    }
+
+
+__all__ = ["funnel_text", "header", "provenance", "render_structured", "render_text"]

@@ -1,0 +1,214 @@
+"""The MCP server: two read-only tools over one workspace. Thin: validate, delegate, translate errors.
+
+stdout carries the protocol; every log line goes to stderr. Index building starts in a background thread
+when the server starts, so the handshake never waits for it; a search that arrives during the first build
+waits for it (up to AGENTTY_RAG_BUILD_WAIT_MS) and reports progress to a client that asked for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from agentty_rag import __version__
+from agentty_rag.errors import AgenttyError
+from agentty_rag.service import MAX_K, Outcome, Workspace
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+agentty-rag searches this project's knowledge at a low token cost.
+- search_docs: the project's documentation, installed skills and learned memory facts. Use it for how-to,
+  configuration, conventions, past decisions and "why" questions.
+- search_code: the source code by meaning, when you do not know the exact identifier ("where do we refresh
+  expired tokens?"). For an exact name, string or error message, grep is faster and complete.
+Each passage starts with its provenance (docs:PATH:LINES, skill:NAME, memory:ID, code:PATH:LINES); open the
+file at those lines when you need more than the excerpt."""
+
+SEARCH_DOCS_DESCRIPTION = """\
+Search the project's documentation folder, installed skills and learned memory facts, ranked by relevance.
+
+Use it to find how something is configured, deployed, operated or decided in this project, in your own
+words. Returns passages with provenance (docs:PATH:START-END, skill:NAME, memory:ID) and a header naming the
+retrieval mode and how many candidates each stage kept. Not for exact strings: use grep for those."""
+
+SEARCH_CODE_DESCRIPTION = """\
+Search the workspace's source code by meaning: each result is a whole function, method, class or
+declaration with its provenance code:PATH:START-END.
+
+Use it when you do not know the identifier ("where are webhook deliveries retried?"). For an exact
+identifier, string or error message, use grep instead: it is exact and complete."""
+
+ReadOnly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class FunnelStage(BaseModel):
+    stage: str
+    count: int
+
+
+class ResultItem(BaseModel):
+    provenance: str
+    source: str
+    path: str
+    lines: list[int]
+    score: float
+    relevance: float
+    kind: str
+    language: str
+    heading: str
+    symbol: str
+    text: str
+    trimmed: bool
+    also: list[str]
+
+
+class SearchOutput(BaseModel):
+    """Structured form of a search result (the text content says the same for the model)."""
+
+    tool: str
+    mode: str
+    query: str
+    funnel: list[FunnelStage]
+    budget_bytes: int
+    used_bytes: int
+    empty_reason: str
+    notes: list[str]
+    results: list[ResultItem]
+
+
+@dataclass
+class AppState:
+    workspace: Workspace
+
+
+def _warm_up(workspace: Workspace) -> None:
+    """Open or build both indexes so the first search is answered from memory."""
+    for name in ("docs", "code"):
+        try:
+            index = workspace.index(name)
+            with index.lock:
+                report = index.refresh()
+            if report.rebuilt:
+                log.info("%s index built: %d chunks in %.1f s", name, report.chunks_added, report.seconds)
+        except AgenttyError as error:
+            log.warning("%s index: %s", name, error)
+        except Exception:
+            log.exception("building the %s index failed", name)
+
+
+async def _with_progress(ctx: Context[AppState], workspace: Workspace, name: str, call: Any) -> Outcome:
+    """Run a blocking search in a worker thread, reporting index-build progress while it waits."""
+    index = workspace.index(name)
+    done = anyio.Event()
+    outcome: list[Outcome] = []
+    failures: list[AgenttyError] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await anyio.to_thread.run_sync(call))
+        except AgenttyError as error:  # re-raised below, outside the task group's exception group
+            failures.append(error)
+        finally:
+            done.set()
+
+    async def report() -> None:
+        last = (-1, -1)
+        while not done.is_set():
+            with anyio.move_on_after(0.5):
+                await done.wait()
+            state = index.build_state
+            if not done.is_set() and state != last and state[1]:
+                last = state
+                await ctx.report_progress(state[0], state[1], f"indexing {name}: {state[0]} of {state[1]} files")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        group.start_soon(report)
+    if failures:
+        raise failures[0]
+    return outcome[0]
+
+
+def _result(outcome: Outcome) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=outcome.text)], structured_content=outcome.structured)
+
+
+def build_server(workspace: Workspace) -> MCPServer[AppState]:
+    """An MCP server bound to one workspace."""
+
+    @asynccontextmanager
+    async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        threading.Thread(target=_warm_up, args=(workspace,), name="agentty-warm-up", daemon=True).start()
+        yield AppState(workspace)
+
+    mcp: MCPServer[AppState] = MCPServer(
+        "agentty-rag",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        lifespan=lifespan,
+        log_level=workspace.settings.log_level.upper(),  # type: ignore[arg-type]
+    )
+
+    @mcp.tool(name="search_docs", description=SEARCH_DOCS_DESCRIPTION, annotations=ReadOnly)
+    async def search_docs(
+        query: Annotated[str, Field(description="What you want to know, in a few words or a question.")],
+        ctx: Context[AppState],
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages to return (1-50).")] = 8,
+        scope: Annotated[
+            str | None,
+            Field(description="Only this file or folder of the docs (relative to the docs folder or the workspace)."),
+        ] = None,
+        sources: Annotated[
+            list[Literal["docs", "skills", "memory"]] | None,
+            Field(description="Which sources to search; all when omitted."),
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        call = functools.partial(workspace.search_docs, query, k, scope, sources)
+        try:
+            return _result(await _with_progress(ctx, workspace, "docs", call))
+        except AgenttyError as error:
+            raise ToolError(str(error)) from None
+
+    @mcp.tool(name="search_code", description=SEARCH_CODE_DESCRIPTION, annotations=ReadOnly)
+    async def search_code(
+        query: Annotated[str, Field(description="What the code does, in your own words.")],
+        ctx: Context[AppState],
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results to return (1-50).")] = 8,
+        scope: Annotated[
+            str | None, Field(description="Only this file or folder, relative to the workspace root.")
+        ] = None,
+        language: Annotated[
+            str | None, Field(description="Only this language, e.g. python, typescript, go, rust, java.")
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        call = functools.partial(workspace.search_code, query, k, scope, language)
+        try:
+            return _result(await _with_progress(ctx, workspace, "code", call))
+        except AgenttyError as error:
+            raise ToolError(str(error)) from None
+
+    return mcp
+
+
+def serve(workspace: Workspace, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the server until the client disconnects."""
+    mcp = build_server(workspace)
+    if transport == "http":
+        mcp.run("streamable-http", host=host, port=port)
+    else:
+        mcp.run()
+
+
+__all__ = ["SearchOutput", "build_server", "serve"]

@@ -1,0 +1,308 @@
+"""A workspace's two searches, end to end: validate, refresh, retrieve, fit the budget, render.
+
+The MCP server and the command line are thin edges over ``Workspace``; neither knows how retrieval works.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentty_rag.budget import Passage, fit
+from agentty_rag.chunking import ChunkingConfig
+from agentty_rag.chunking.languages import language_names, resolve_language
+from agentty_rag.config import Settings
+from agentty_rag.errors import BadRequest, IndexBusy
+from agentty_rag.index.engine import CorpusIndex, IndexConfig
+from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
+from agentty_rag.render import render_structured, render_text
+from agentty_rag.retrieve.pipeline import Filters, search
+from agentty_rag.sources.base import Source
+from agentty_rag.sources.code import CodeSource
+from agentty_rag.sources.docs import DocsSource
+from agentty_rag.sources.memory import MemorySource
+from agentty_rag.sources.skills import SkillsSource
+from agentty_rag.sources.walker import is_inside
+from agentty_rag.types import Funnel, SearchResult
+
+MAX_K = 50
+MAX_QUERY_CHARS = 4000
+DOC_SOURCE_NAMES = {
+    "docs": "docs",
+    "doc": "docs",
+    "skills": "skill",
+    "skill": "skill",
+    "memory": "memory",
+    "memories": "memory",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One search's result, its fitted passages, and both renderings."""
+
+    result: SearchResult
+    passages: list[Passage]
+    text: str
+    structured: dict[str, Any]
+
+
+def _check_query(query: str) -> tuple[str, tuple[str, ...]]:
+    if not isinstance(query, str) or not query.strip():
+        raise BadRequest("query is empty: describe what you are looking for in a few words")
+    text = " ".join(query.split())
+    if len(text) > MAX_QUERY_CHARS:
+        return text[:MAX_QUERY_CHARS], (f"query cut to its first {MAX_QUERY_CHARS} characters",)
+    return text, ()
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise BadRequest(f"k must be a whole number from 1 to {MAX_K} (got {k!r})")
+    return k
+
+
+class Workspace:
+    """The indexes and searches of one workspace root."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.settings = settings
+        self.state_dir = self.root / ".agentty"
+        self._indexes: dict[str, CorpusIndex] = {}
+        self._guard = threading.Lock()
+
+    # -- where things are -----------------------------------------------------------------------------------
+
+    def _resolve(self, path: Path) -> Path:
+        return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
+
+    def docs_root(self) -> Path | None:
+        """``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge`` (None when none exists)."""
+        if self.settings.docs_dir is not None:
+            return self._resolve(self.settings.docs_dir)
+        for candidate in (self.root / "docs", self.state_dir / "knowledge"):
+            if candidate.is_dir():
+                return self._resolve(candidate)
+        return None
+
+    def skills_dirs(self) -> tuple[Path, ...]:
+        if self.settings.skills_dirs is not None:
+            return tuple(self._resolve(p) for p in self.settings.skills_dirs)
+        dirs = [self.state_dir / "skills"]
+        if self.settings.home is not None:
+            dirs.append(self.settings.home / ".agentty" / "skills")
+        return tuple(dirs)
+
+    def memory_dir(self) -> Path:
+        if self.settings.memory_dir is not None:
+            return self._resolve(self.settings.memory_dir)
+        return self.state_dir / "memory"
+
+    def _chunking(self) -> ChunkingConfig:
+        s = self.settings
+        return ChunkingConfig(s.chunk_chars, s.chunk_overlap, s.code_chunk_chars)
+
+    def index(self, name: str) -> CorpusIndex:
+        """The ``docs`` or ``code`` index (created on first use; nothing is read until it is refreshed)."""
+        with self._guard:
+            existing = self._indexes.get(name)
+            if existing is not None:
+                return existing
+            s = self.settings
+            sources: list[Source] = []
+            roots = {"workspace": str(self.root)}
+            if name == "docs":
+                docs_root = self.docs_root()
+                if s.docs_enabled and docs_root is not None:
+                    sources.append(DocsSource(docs_root, self.root, s.docs_max_bytes))
+                    roots["docs"] = str(docs_root)
+                if s.skills_enabled:
+                    sources.append(SkillsSource(self.skills_dirs(), self.root, s.docs_max_bytes))
+                    roots["skills"] = os.pathsep.join(str(p) for p in self.skills_dirs())
+                if s.memory_enabled:
+                    sources.append(MemorySource(self.memory_dir(), self.root, s.docs_max_bytes))
+                    roots["memory"] = str(self.memory_dir())
+                fields = DOCS_FIELDS
+            elif name == "code":
+                if s.code_enabled:
+                    sources.append(CodeSource(self.root, s.code_max_files, s.code_max_bytes, s.code_secrets))
+                fields = CODE_FIELDS
+            else:
+                raise ValueError(f"unknown index {name!r}; use docs or code")
+            config = IndexConfig(
+                name,
+                self.state_dir,
+                tuple(sources),
+                fields,
+                self._chunking(),
+                roots,
+                s.rebuild_fraction,
+                s.lock_timeout_ms / 1000,
+            )
+            index = CorpusIndex(config)
+            self._indexes[name] = index
+            return index
+
+    # -- validation -----------------------------------------------------------------------------------------
+
+    def _inside_root(self, scope: str, base: Path) -> Path:
+        raw = Path(scope.strip())
+        target = Path(os.path.realpath(raw if raw.is_absolute() else base / raw))
+        if not is_inside(str(target), str(self.root)) and not is_inside(str(target), str(base)):
+            raise BadRequest(f"scope {scope!r} is outside the workspace root {self.root}; give a path inside it")
+        return target
+
+    def docs_scope(self, scope: str | None) -> str | None:
+        """A scope as a path prefix relative to the docs folder (None: no scope)."""
+        if scope is None or scope.strip() in ("", ".", "./"):
+            return None
+        docs_root = self.docs_root()
+        if docs_root is None:
+            raise BadRequest(f"scope {scope!r} given, but there is no docs folder to scope")
+        candidates = [self._inside_root(scope, docs_root)]
+        if not Path(scope).is_absolute():
+            candidates.append(self._inside_root(scope, self.root))
+        for target in candidates:
+            if target.exists():
+                if not is_inside(str(target), str(docs_root)):
+                    raise BadRequest(f"scope {scope!r} is not inside the docs folder {docs_root}")
+                rel = os.path.relpath(target, docs_root).replace(os.sep, "/")
+                return "" if rel == "." else rel
+        raise BadRequest(f"scope {scope!r} does not exist in the docs folder {docs_root}")
+
+    def code_scope(self, scope: str | None) -> str | None:
+        if scope is None or scope.strip() in ("", ".", "./"):
+            return None
+        target = self._inside_root(scope, self.root)
+        if not is_inside(str(target), str(self.root)):
+            raise BadRequest(f"scope {scope!r} is outside the workspace root {self.root}")
+        if not target.exists():
+            raise BadRequest(f"scope {scope!r} does not exist under the workspace root {self.root}")
+        rel = os.path.relpath(target, self.root).replace(os.sep, "/")
+        return None if rel == "." else rel
+
+    @staticmethod
+    def doc_sources(sources: Sequence[str] | None) -> tuple[str, ...] | None:
+        if sources is None:
+            return None
+        if isinstance(sources, str):
+            sources = [sources]
+        kinds: list[str] = []
+        for name in sources:
+            kind = DOC_SOURCE_NAMES.get(str(name).strip().lower())
+            if kind is None:
+                raise BadRequest(f"unknown source {name!r}; use any of: docs, skills, memory")
+            if kind not in kinds:
+                kinds.append(kind)
+        if not kinds:
+            raise BadRequest("sources is empty; leave it out to search docs, skills and memory")
+        return tuple(kinds)
+
+    @staticmethod
+    def languages(language: str | None) -> tuple[str, ...] | None:
+        if language is None or not language.strip():
+            return None
+        names = resolve_language(language)
+        if names is None:
+            raise BadRequest(f"unknown language {language!r}; known: {', '.join(language_names())}")
+        return names
+
+    # -- searching ------------------------------------------------------------------------------------------
+
+    def _run(
+        self,
+        tool: str,
+        name: str,
+        query: str,
+        k: int,
+        filters: Filters,
+        notes: tuple[str, ...],
+        wait_s: float | None,
+    ) -> Outcome:
+        index = self.index(name)
+        wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
+        budget = self.settings.output_bytes
+        if not index.lock.acquire(timeout=wait):
+            done, total = index.build_state
+            reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
+            result = SearchResult(tool, query, "bm25", (), Funnel(), reason, notes)
+            return self._outcome(result, budget)
+        try:
+            try:
+                index.refresh()
+            except IndexBusy as error:
+                # Another process holds the update lock: answer from the last committed index, and say so.
+                notes = (*notes, f"{error}; these results may miss the newest edits")
+            if index.n_chunks == 0:
+                result = SearchResult(tool, query, "bm25", (), Funnel(), self._nothing_indexed(name), notes)
+                return self._outcome(result, budget)
+            retrieved = search(index, query, k, filters)
+        finally:
+            index.lock.release()
+        reason = ""
+        if not retrieved.hits:
+            reason = f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
+        result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, notes)
+        return self._outcome(result, budget)
+
+    def _outcome(self, result: SearchResult, budget: int) -> Outcome:
+        passages = fit(result.hits, budget)
+        return Outcome(
+            result,
+            passages,
+            render_text(result, passages, budget),
+            render_structured(result, passages, budget),
+        )
+
+    def _nothing_indexed(self, name: str) -> str:
+        if name == "code":
+            if not self.settings.code_enabled:
+                return "no code indexed — AGENTTY_RAG_CODE=0 turns search_code off"
+            return f"no code indexed — no source files in a known language under {self.root}"
+        if self.settings.docs_dir is not None and not self._resolve(self.settings.docs_dir).is_dir():
+            return (
+                f"no docs indexed — AGENTTY_DOCS_DIR={self.settings.docs_dir} is not a folder; "
+                "point it at your docs or create it"
+            )
+        return (
+            "no docs indexed — set AGENTTY_DOCS_DIR or create ./docs "
+            "(skills go in .agentty/skills/NAME/SKILL.md, memory in .agentty/memory/)"
+        )
+
+    def search_docs(
+        self,
+        query: str,
+        k: int = 8,
+        scope: str | None = None,
+        sources: Sequence[str] | None = None,
+        wait_s: float | None = None,
+    ) -> Outcome:
+        """Search the docs folder, skills and memory."""
+        text, notes = _check_query(query)
+        filters = Filters(scope=self.docs_scope(scope), sources=self.doc_sources(sources))
+        return self._run("search_docs", "docs", text, _check_k(k), filters, notes, wait_s)
+
+    def search_code(
+        self,
+        query: str,
+        k: int = 8,
+        scope: str | None = None,
+        language: str | None = None,
+        wait_s: float | None = None,
+    ) -> Outcome:
+        """Search the workspace's source code."""
+        text, notes = _check_query(query)
+        filters = Filters(scope=self.code_scope(scope), languages=self.languages(language))
+        return self._run("search_code", "code", text, _check_k(k), filters, notes, wait_s)
+
+    def close(self) -> None:
+        for index in self._indexes.values():
+            index.close()
+
+
+__all__ = ["MAX_K", "MAX_QUERY_CHARS", "Outcome", "Workspace"]

@@ -1,0 +1,50 @@
+"""The workspace's source code, as the walker finds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentty_rag.chunking.languages import language_for
+from agentty_rag.sources.base import LoadResult
+from agentty_rag.sources.text import decode, looks_generated
+from agentty_rag.sources.walker import ScanResult, WalkRules, scan_tree
+from agentty_rag.types import Document, FileStamp
+
+
+class CodeSource:
+    """Every file under the workspace root in a language the chunker knows, within the caps."""
+
+    name = "code"
+
+    def __init__(self, workspace: Path, max_files: int, max_bytes: int, secrets: bool = False) -> None:
+        self.workspace = workspace
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self.secrets = secrets
+
+    def scan(self) -> ScanResult:
+        rules = WalkRules(
+            accept=lambda name: language_for(name) is not None,
+            key_prefix="code:",
+            max_files=self.max_files,
+            max_bytes=self.max_bytes,
+            secrets=self.secrets,
+        )
+        return scan_tree(self.workspace, self.workspace, rules)
+
+    def parse(self, stamp: FileStamp, data: bytes) -> LoadResult:
+        loaded = decode(data)
+        if loaded.text is None:
+            return LoadResult(skip_reason=loaded.skip_reason)
+        if looks_generated(loaded.text):
+            return LoadResult(skip_reason="generated or minified")
+        rel = stamp.key.removeprefix("code:")
+        spec = language_for(rel)
+        language = spec.name if spec is not None else "text"
+        return LoadResult((Document("code", rel, loaded.text, language=language),))
+
+    def describe(self) -> str:
+        return f"source files under {self.workspace}"
+
+
+__all__ = ["CodeSource"]

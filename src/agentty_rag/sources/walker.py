@@ -1,0 +1,363 @@
+"""Find the files a source should index, cheaply enough to run before every search.
+
+The walk prunes ignored and dependency directories *before descending*, honours ``.gitignore`` files at every
+level plus ``.git/info/exclude`` and ``.agentty/ignore``, stats only files whose name the caller accepts, and
+never leaves the workspace root: a symlink is followed only when its target lies inside the root, and a
+directory reached twice (a symlink loop or a second link to it) is walked once.
+
+Nothing here reads file contents: what a file holds (binary, generated, undecodable) is judged when it is
+loaded, so that a scan with nothing changed costs one ``stat`` per candidate file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from agentty_rag.types import FileStamp
+
+# Directories that never hold a project's own sources or docs: VCS data, dependency trees, virtual
+# environments, build outputs and caches. Matched on the directory's name, before descending.
+PRUNED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        ".agentty",
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        "vendor",
+        "third_party_vendor",
+        ".venv",
+        "venv",
+        "virtualenv",
+        "site-packages",
+        "__pypackages__",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "dist",
+        "build",
+        "target",
+        "out",
+        "_build",
+        "coverage",
+        "htmlcov",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".turbo",
+        ".parcel-cache",
+        ".cache",
+        ".gradle",
+        ".terraform",
+        "Pods",
+        "DerivedData",
+        "bin",
+        "obj",
+    }
+)
+PRUNED_SUFFIXES = (".egg-info",)
+
+# Files whose name says they hold credentials. Skipped (and reported) unless the user opts in.
+SECRET_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+)
+
+# Generated files recognisable by name; content-based detection happens at load time.
+GENERATED_PATTERNS = (
+    "*.min.js",
+    "*.min.css",
+    "*.min.mjs",
+    "*.pb.go",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.g.dart",
+)
+
+# How many skipped paths a report keeps per reason (counts are always complete).
+REPORT_PATHS_PER_REASON = 20
+
+
+@dataclass
+class SkipReport:
+    """Files a scan or load left out, by reason: every count, and the first few paths of each."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, reason: str, path: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        examples = self.examples.setdefault(reason, [])
+        if len(examples) < REPORT_PATHS_PER_REASON:
+            examples.append(path)
+
+    def merge(self, other: SkipReport) -> None:
+        for reason, count in other.counts.items():
+            self.counts[reason] = self.counts.get(reason, 0) + count
+            room = REPORT_PATHS_PER_REASON - len(self.examples.setdefault(reason, []))
+            self.examples[reason].extend(other.examples.get(reason, [])[: max(room, 0)])
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        """``3 skipped (2 too large, 1 binary)``, or empty when nothing was skipped."""
+        if not self.counts:
+            return ""
+        parts = ", ".join(f"{n} {reason}" for reason, n in sorted(self.counts.items()))
+        return f"{self.total} skipped ({parts})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"counts": dict(sorted(self.counts.items())), "examples": dict(sorted(self.examples.items()))}
+
+    @classmethod
+    def from_json(cls, data: object) -> SkipReport:
+        report = cls()
+        if isinstance(data, dict):
+            counts, examples = data.get("counts", {}), data.get("examples", {})
+            if isinstance(counts, dict):
+                report.counts = {str(k): int(v) for k, v in counts.items() if isinstance(v, int)}
+            if isinstance(examples, dict):
+                report.examples = {str(k): [str(p) for p in v] for k, v in examples.items() if isinstance(v, list)}
+        return report
+
+
+@dataclass
+class ScanResult:
+    """What a scan found: accepted files in path order, and what it left out."""
+
+    files: list[FileStamp]
+    skipped: SkipReport
+
+
+@dataclass(frozen=True)
+class WalkRules:
+    """What a walk accepts.
+
+    Args:
+        accept: takes a file name, says whether the source can index it (by extension or name).
+        key_prefix: prefix of each ``FileStamp.key`` (``code:``, ``docs:``).
+        max_files: files beyond this many are skipped as ``over file cap``.
+        max_bytes: larger files are skipped as ``too large``.
+        secrets: also accept secrets-looking files.
+    """
+
+    accept: Callable[[str], bool]
+    key_prefix: str
+    max_files: int = 1_000_000
+    max_bytes: int = 1 << 30
+    secrets: bool = False
+
+
+class _Ignore:
+    """The stack of gitignore specs that applies to one directory, deepest last."""
+
+    def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
+        self.specs = specs
+
+    def with_file(self, base_rel: str, file: Path) -> _Ignore:
+        lines = _read_ignore_lines(file)
+        if not lines:
+            return self
+        return _Ignore((*self.specs, (base_rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Git's rule: the deepest file with a matching pattern decides; within a file, the last pattern."""
+        decision: bool | None = None
+        for base, spec in self.specs:
+            sub = rel[len(base) + 1 :] if base else rel
+            if is_dir:
+                sub += "/"
+            result = spec.check_file(sub).include
+            if result is not None:
+                decision = result
+        return bool(decision)
+
+
+def _read_ignore_lines(file: Path) -> list[str]:
+    try:
+        if file.stat().st_size > 1 << 20:
+            return []
+        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def is_secret_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)
+
+
+def is_generated_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in GENERATED_PATTERNS)
+
+
+def is_pruned_dir(name: str) -> bool:
+    return name in PRUNED_DIRS or name.startswith(".") or name.endswith(PRUNED_SUFFIXES)
+
+
+def is_inside(path: str, root: str) -> bool:
+    """True when ``path`` is ``root`` or lies below it (both absolute, normalised)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _ignores_at(workspace: Path, start_rel: str) -> _Ignore:
+    """Ignore rules in force at ``start_rel``: the workspace's exclude files and every .gitignore down to it."""
+    ignore = _Ignore()
+    for file in (".git/info/exclude", ".agentty/ignore", ".gitignore"):
+        ignore = ignore.with_file("", workspace / file)
+    base = ""
+    for part in start_rel.split("/") if start_rel else ():
+        base = f"{base}/{part}" if base else part
+        ignore = ignore.with_file(base, workspace / base / ".gitignore")
+    return ignore
+
+
+def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
+    """Walk ``start`` (a folder inside or equal to ``workspace``) and stat what ``rules`` accepts.
+
+    Args:
+        start: the folder to index (the workspace itself for code, the docs folder for docs).
+        workspace: the root no file may lie outside of; gitignore paths are relative to it.
+        rules: which files to accept and the caps.
+
+    Returns:
+        Accepted files sorted by key, and a report of what was left out. Never raises for unreadable
+        directories or broken links: they are reported.
+    """
+    skipped = SkipReport()
+    files: list[FileStamp] = []
+    ws_real = os.path.realpath(workspace)
+    start_real = os.path.realpath(start)
+    if not is_inside(start_real, ws_real):
+        # A docs folder outside the workspace is the user's explicit choice: it becomes its own root.
+        ws_real = start_real
+    start_rel = os.path.relpath(start_real, ws_real).replace(os.sep, "/") if start_real != ws_real else ""
+    ignore = _ignores_at(Path(ws_real), start_rel)
+    visited: set[str] = {start_real}
+    accepted = 0
+    # Depth-first with an explicit stack; entries sorted so that the walk order (and the file cap) is
+    # deterministic. Each item: (real path, path relative to the workspace, path relative to start, rules).
+    stack: list[tuple[str, str, str, _Ignore]] = [(start_real, start_rel, "", ignore)]
+    while stack:
+        real_dir, ws_rel_dir, rel_dir, dir_ignore = stack.pop()
+        try:
+            with os.scandir(real_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            skipped.add("unreadable directory", rel_dir or ".")
+            continue
+        if rel_dir and any(e.name == ".gitignore" for e in entries):
+            dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore")
+        subdirs: list[tuple[str, str, str, _Ignore]] = []
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                continue
+            if is_dir:
+                if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
+                    continue
+                target = os.path.realpath(entry.path) if is_link else os.path.join(real_dir, name)
+                if is_link and not is_inside(target, ws_real):
+                    skipped.add("symlink outside root", rel)
+                    continue
+                if target in visited or (is_link and is_inside(real_dir, target)):
+                    skipped.add("symlink loop or duplicate", rel)
+                    continue
+                visited.add(target)
+                if os.path.exists(os.path.join(target, "pyvenv.cfg")):
+                    continue  # a virtual environment under any name
+                subdirs.append((target, ws_rel, rel, dir_ignore))
+                continue
+            if dir_ignore.ignored(ws_rel, False):
+                continue
+            if not rules.secrets and is_secret_name(name):
+                skipped.add("secret-looking name", rel)
+                continue
+            if not rules.accept(name):
+                continue
+            if is_generated_name(name):
+                skipped.add("generated", rel)
+                continue
+            if is_link:
+                target = os.path.realpath(entry.path)
+                if not is_inside(target, ws_real):
+                    skipped.add("symlink outside root", rel)
+                    continue
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                skipped.add("broken link or unreadable", rel)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > rules.max_bytes:
+                skipped.add("too large", rel)
+                continue
+            if accepted >= rules.max_files:
+                skipped.add("over file cap", rel)
+                continue
+            accepted += 1
+            files.append(FileStamp(f"{rules.key_prefix}{rel}", entry.path, st.st_size, st.st_mtime_ns))
+        stack.extend(reversed(subdirs))
+    files.sort(key=lambda f: f.key)
+    return ScanResult(files, skipped)
+
+
+def stamp_files(paths: Iterable[tuple[str, Path]]) -> ScanResult:
+    """Stat an explicit list of (key, path) pairs, e.g. skill or memory files found elsewhere."""
+    files: list[FileStamp] = []
+    skipped = SkipReport()
+    for key, path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            skipped.add("unreadable", str(path))
+            continue
+        files.append(FileStamp(key, str(path), st.st_size, st.st_mtime_ns))
+    files.sort(key=lambda f: f.key)
+    return ScanResult(files, skipped)
+
+
+__all__ = [
+    "PRUNED_DIRS",
+    "ScanResult",
+    "SkipReport",
+    "WalkRules",
+    "is_inside",
+    "is_pruned_dir",
+    "is_secret_name",
+    "scan_tree",
+    "stamp_files",
+]

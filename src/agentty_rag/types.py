@@ -1,0 +1,107 @@
+"""Value types shared by every stage: what sources produce, what chunkers cut and what retrieval returns.
+
+No logic and no I/O lives here beyond trivial derived properties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import xxhash
+
+SourceKind = Literal["docs", "skill", "memory", "code"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("docs", "skill", "memory", "code")
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """A file found by a scan: its index key, where it is, and what it looked like on disk.
+
+    ``key`` is stable across processes and hosts (a source prefix plus a relative path, or an absolute path
+    for user-level skill folders) so that a rename shows up as one deletion and one addition.
+    """
+
+    key: str
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One unit of text a source produced: a docs file, a skill, a memory fact or a source file."""
+
+    source: SourceKind
+    ref: str  # what provenance names: docs path, skill name, memory id or code path
+    text: str
+    language: str = "text"
+    title: str = ""  # skill description, memory tags: indexed with the heading path
+    first_line: int = 1  # where ``text`` starts in its file (memory facts in a JSONL log)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable passage with its provenance."""
+
+    source: SourceKind
+    ref: str
+    start_line: int
+    end_line: int
+    text: str
+    language: str = "text"
+    kind: str = "section"  # section, paragraph, fact, skill, function, method, class, block, window
+    context: str = ""  # heading path ("Guide > Auth > Tokens") or enclosing signature for code
+    symbol: str = ""  # code symbol path ("TokenStore.refresh")
+    title: str = ""
+
+    @property
+    def chunk_id(self) -> str:
+        """Stable identity: provenance, span and content."""
+        key = f"{self.source}\0{self.ref}\0{self.start_line}\0{self.end_line}\0{self.symbol}\0{self.text}"
+        return xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass"))
+
+    @property
+    def provenance(self) -> str:
+        """``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID`` or ``code:src/x.py:80-126``."""
+        if self.source in ("skill", "memory"):
+            return f"{self.source}:{self.ref}"
+        return f"{self.source}:{self.ref}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A chunk with the score retrieval gave it (higher is better).
+
+    ``also`` lists the provenance of duplicates that were collapsed into this hit.
+    """
+
+    chunk: Chunk
+    score: float
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Funnel:
+    """How many candidates each stage kept, for the result header."""
+
+    stages: tuple[tuple[str, int], ...] = ()
+
+    def then(self, stage: str, count: int) -> Funnel:
+        return Funnel((*self.stages, (stage, count)))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What one search produced, before formatting."""
+
+    tool: str
+    query: str
+    mode: str  # "bm25" now; "hybrid" once a dense leg contributes
+    hits: tuple[Hit, ...]
+    funnel: Funnel
+    empty_reason: str = ""  # why nothing came back, when nothing did
+    notes: tuple[str, ...] = field(default=())  # e.g. "query cut to 4000 characters"
+
+
+__all__ = ["SOURCE_KINDS", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

@@ -1,0 +1,242 @@
+"""Definition-aware chunking, asserted exactly for a small file in every language with definition rules.
+
+Each file nests definitions (a class or module holding members, doc comments, decorators, top-level
+statements). With the default limit small definitions stay whole; with a 200-character limit containers
+are split into members, each keeping its full symbol path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.chunking.code import chunk_code, line_windows
+from agentty_rag.chunking.languages import language_for, resolve_language
+from agentty_rag.types import Document
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "languages"
+
+Expected = list[tuple[int, int, str, str]]
+
+EXPECTED: dict[str, tuple[Expected, Expected]] = {
+    "sample.py": (
+        [(1, 22, "class", "TokenStore"), (25, 26, "function", "helper")],
+        [
+            (1, 11, "class", "TokenStore"),
+            (13, 18, "method", "TokenStore.refresh"),
+            (20, 22, "method", "TokenStore.revoke"),
+            (25, 26, "function", "helper"),
+        ],
+    ),
+    "sample.js": (
+        [(1, 8, "function", "withRetry"), (10, 19, "class", "EventBus"), (21, 24, "function", "debounce")],
+        [
+            (1, 1, "block", ""),
+            (3, 8, "function", "withRetry"),
+            (10, 13, "method", "EventBus.constructor"),
+            (15, 19, "method", "EventBus.emit"),
+            (21, 24, "function", "debounce"),
+        ],
+    ),
+    "sample.ts": (
+        [
+            (1, 4, "interface", "Deployment"),
+            (6, 6, "type", "Status"),
+            (8, 20, "class", "ApiClient"),
+            (22, 22, "enum", "Color"),
+            (24, 24, "function", "formatStatus"),
+        ],
+        [
+            (1, 4, "interface", "Deployment"),
+            (6, 6, "type", "Status"),
+            (8, 13, "method", "ApiClient.constructor"),
+            (15, 20, "method", "ApiClient.getDeployment"),
+            (22, 22, "enum", "Color"),
+            (24, 24, "function", "formatStatus"),
+        ],
+    ),
+    "sample.tsx": (
+        [(1, 3, "type", "Props"), (5, 7, "function", "Badge"), (9, 12, "function", "Card")],
+        [(1, 3, "type", "Props"), (5, 7, "function", "Badge"), (9, 12, "function", "Card")],
+    ),
+    "sample.go": (
+        [(1, 9, "type", "Policy"), (11, 18, "method", "Policy.Next"), (20, 22, "function", "New")],
+        [(1, 9, "type", "Policy"), (11, 18, "method", "Policy.Next"), (20, 22, "function", "New")],
+    ),
+    "sample.rs": (
+        [(1, 8, "struct", "Version"), (10, 20, "impl", "Version"), (22, 26, "module", "tests")],
+        [
+            (1, 8, "struct", "Version"),
+            (10, 13, "method", "Version.parse"),
+            (14, 15, "method", "Version.parse"),
+            (17, 20, "method", "Version.bump"),
+            (22, 26, "module", "tests"),
+        ],
+    ),
+    "sample.java": (
+        [(1, 22, "class", "PageIterator")],
+        [
+            (1, 7, "class", "PageIterator"),
+            (9, 13, "method", "PageIterator.loadNext"),
+            (15, 22, "class", "PageIterator.Cursor"),
+        ],
+    ),
+    "sample.c": (
+        [(1, 7, "struct", "ring"), (9, 16, "function", "ring_write"), (18, 20, "type", "point_t")],
+        [
+            (1, 7, "struct", "ring"),
+            (9, 13, "function", "ring_write"),
+            (14, 16, "function", "ring_write"),
+            (18, 20, "type", "point_t"),
+        ],
+    ),
+    "sample.cpp": (
+        [(1, 24, "namespace", "shipyard")],
+        [
+            (1, 12, "class", "shipyard.Pool"),
+            (14, 17, "method", "shipyard.Pool.submit"),
+            (19, 24, "function", "shipyard.clampTo"),
+        ],
+    ),
+    "sample.cs": (
+        [(1, 23, "namespace", "Shipyard.Billing")],
+        [
+            (1, 8, "class", "Shipyard.Billing.Money"),
+            (10, 13, "method", "Shipyard.Billing.Money.Money"),
+            (15, 18, "method", "Shipyard.Billing.Money.Allocate"),
+            (19, 23, "method", "Shipyard.Billing.Money.Allocate"),
+        ],
+    ),
+    "sample.rb": (
+        [(1, 19, "module", "Notifier")],
+        [
+            (1, 5, "class", "Notifier.TemplateSet"),
+            (6, 8, "method", "Notifier.TemplateSet.initialize"),
+            (10, 13, "method", "Notifier.TemplateSet.interpolate"),
+            (15, 19, "method", "Notifier.TemplateSet.load"),
+        ],
+    ),
+    "sample.php": (
+        [(1, 15, "class", "Receiver"), (17, 20, "function", "helper")],
+        [
+            (1, 7, "class", "Receiver"),
+            (9, 12, "method", "Receiver.verify"),
+            (13, 15, "method", "Receiver.verify"),
+            (17, 20, "function", "helper"),
+        ],
+    ),
+    "sample.kt": (
+        [(1, 13, "class", "RetryInterceptor"), (15, 17, "function", "topLevel")],
+        [
+            (1, 4, "class", "RetryInterceptor"),
+            (5, 8, "method", "RetryInterceptor.backoffMillis"),
+            (10, 13, "class", "RetryInterceptor.Companion"),
+            (15, 17, "function", "topLevel"),
+        ],
+    ),
+    "sample.swift": (
+        [(1, 11, "struct", "Keychain"), (13, 17, "impl", "Keychain"), (19, 21, "function", "makeKeychain")],
+        [
+            (1, 5, "struct", "Keychain"),
+            (7, 11, "method", "Keychain.save"),
+            (13, 17, "impl", "Keychain"),
+            (19, 21, "function", "makeKeychain"),
+        ],
+    ),
+    "sample.scala": (
+        [(1, 15, "class", "Percentiles")],
+        [
+            (1, 3, "class", "Percentiles"),
+            (4, 8, "method", "Percentiles.percentile"),
+            (10, 15, "class", "Percentiles.Reservoir"),
+        ],
+    ),
+    "sample.lua": (
+        [(1, 6, "function", "M.render"), (8, 10, "function", "trim"), (12, 16, "function", "M.choose")],
+        [(1, 6, "function", "M.render"), (8, 10, "function", "trim"), (12, 16, "function", "M.choose")],
+    ),
+    "sample.sh": (
+        [(1, 8, "function", "deploy"), (10, 14, "function", "backup")],
+        [(1, 8, "function", "deploy"), (10, 14, "function", "backup")],
+    ),
+}
+
+
+def _chunks(name: str, limit: int) -> list[tuple[int, int, str, str]]:
+    path = DATA / name
+    spec = language_for(name)
+    assert spec is not None
+    text = path.read_text(encoding="utf-8")
+    chunks = chunk_code(Document("code", name, text, language=spec.name), spec, limit)
+    lines = text.split("\n")
+    for chunk in chunks:  # every chunk is an exact, contiguous window of whole lines
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+        assert chunk.language == spec.name
+    return [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_whole_definitions_at_the_default_size(name: str) -> None:
+    assert _chunks(name, 2400) == EXPECTED[name][0]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_large_definitions_split_into_members_with_symbol_paths(name: str) -> None:
+    assert _chunks(name, 200) == EXPECTED[name][1]
+
+
+def test_every_listed_language_has_a_sample() -> None:
+    required = {
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+        "csharp",
+        "ruby",
+        "php",
+        "kotlin",
+        "swift",
+        "scala",
+        "lua",
+        "bash",
+    }
+    covered = {spec.name for name in EXPECTED if (spec := language_for(name)) is not None}
+    assert covered == required
+
+
+def test_members_carry_the_enclosing_signature_as_context() -> None:
+    spec = language_for("sample.py")
+    assert spec is not None
+    text = (DATA / "sample.py").read_text(encoding="utf-8")
+    chunks = chunk_code(Document("code", "sample.py", text, language="python"), spec, 200)
+    refresh = next(c for c in chunks if c.symbol == "TokenStore.refresh")
+    assert refresh.context == "class TokenStore:"
+    assert refresh.text.startswith("    # Refresh keeps the family id.\n    @retry(3)\n    def refresh")
+
+
+def test_unknown_language_and_broken_files_fall_back_to_line_windows() -> None:
+    text = "\n".join(f"line {i}" + ("\n" if i % 10 == 0 else "") for i in range(1, 80))
+    chunks = line_windows(Document("code", "notes.sql", text, language="sql"), 200)
+    assert [c.kind for c in chunks] == ["window"] * len(chunks)
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == len(text.split("\n"))
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        assert previous.end_line < current.start_line  # windows never overlap
+        assert len(previous.text) <= 200
+    spec = language_for("x.py")
+    assert spec is not None
+    broken = "def ok():\n    return 1\n\nclass (((:\n  ???\n"
+    chunks = chunk_code(Document("code", "x.py", broken, language="python"), spec, 2400)
+    assert chunks and chunks[0].symbol == "ok"
+
+
+def test_language_filter_names_and_aliases() -> None:
+    assert resolve_language("TS") == ("typescript", "tsx")
+    assert resolve_language("c++") == ("cpp",)
+    assert resolve_language("shell") == ("bash",)
+    assert resolve_language("cobolish") is None

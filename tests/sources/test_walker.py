@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentty_rag.chunking.languages import language_for
+from agentty_rag.sources.walker import WalkRules, scan_tree
+from tests.conftest import write
+
+
+def _rules(**overrides: object) -> WalkRules:
+    base: dict[str, object] = {"accept": lambda name: language_for(name) is not None, "key_prefix": "code:"}
+    base.update(overrides)
+    return WalkRules(**base)  # type: ignore[arg-type]
+
+
+def _tree(root: Path, outside: Path) -> None:
+    write(
+        root,
+        {
+            ".gitignore": "*.log\nsecret_dir/\n/generated.py\n!keep.log\n",
+            "src/app.py": "def main():\n    pass\n",
+            "src/util.js": "export const x = 1\n",
+            "src/notes.txt": "not code\n",
+            "src/build.log": "ignored by pattern\n",
+            "src/.gitignore": "local_*.py\n!local_keep.py\n",
+            "src/local_scratch.py": "x = 1\n",
+            "src/local_keep.py": "x = 2\n",
+            "src/nested/generated.py": "only the root one is ignored\n",
+            "generated.py": "ignored: anchored pattern\n",
+            "secret_dir/inside.py": "x = 3\n",
+            "node_modules/pkg/index.js": "module.exports = 1\n",
+            "venv_named_oddly/pyvenv.cfg": "home = /usr\n",
+            "venv_named_oddly/lib/site.py": "x = 4\n",
+            ".venv/lib/mod.py": "x = 5\n",
+            "build/out.py": "x = 6\n",
+            "__pycache__/m.py": "x = 7\n",
+            ".env": "TOKEN=abc\n",
+            ".env.local": "TOKEN=abc\n",
+            "deploy/server.pem": "-----BEGIN-----\n",
+            "deploy/id_rsa": "key\n",
+            "big.py": "x = 1\n" * 400,
+            "assets/app.min.js": "var a=1;\n",
+            "data/blob.py": b"\x00\x01binary but named .py\n",
+            ".agentty/ignore": "ignored_by_agentty/\n",
+            "ignored_by_agentty/x.py": "x = 8\n",
+            "Makefile": "all:\n\techo hi\n",
+        },
+    )
+    write(outside, {"elsewhere.py": "x = 9\n"})
+    os.symlink(root / "src", root / "src" / "loop")  # a directory symlink back to an ancestor
+    os.symlink(outside, root / "outside_dir")
+    os.symlink(outside / "elsewhere.py", root / "outside_file.py")
+    os.symlink(root / "src" / "app.py", root / "app_link.py")  # inside the root: followed
+
+
+def test_walker_indexes_exactly_the_right_files_and_reports_the_rest(tmp_path: Path) -> None:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    _tree(root, outside)
+    result = scan_tree(root, root, _rules(max_bytes=1000))
+    keys = [f.key for f in result.files]
+    assert keys == [
+        "code:Makefile",
+        "code:app_link.py",
+        "code:data/blob.py",  # binary content is judged when loaded, not by the walk
+        "code:src/app.py",
+        "code:src/local_keep.py",
+        "code:src/nested/generated.py",
+        "code:src/util.js",
+    ]
+    assert result.skipped.counts == {
+        "generated": 1,
+        "secret-looking name": 4,
+        "symlink loop or duplicate": 1,
+        "symlink outside root": 2,
+        "too large": 1,
+    }
+    assert result.skipped.examples["too large"] == ["big.py"]
+    assert sorted(result.skipped.examples["secret-looking name"]) == [
+        ".env",
+        ".env.local",
+        "deploy/id_rsa",
+        "deploy/server.pem",
+    ]
+    assert sorted(result.skipped.examples["symlink outside root"]) == ["outside_dir", "outside_file.py"]
+    assert result.skipped.examples["symlink loop or duplicate"] == ["src/loop"]
+    assert result.skipped.examples["generated"] == ["assets/app.min.js"]
+
+
+def test_file_cap_keeps_the_first_files_and_reports_the_rest(tmp_path: Path) -> None:
+    write(tmp_path, {f"m{i:02}.py": "x = 1\n" for i in range(10)})
+    result = scan_tree(tmp_path, tmp_path, _rules(max_files=4))
+    assert [f.key for f in result.files] == ["code:m00.py", "code:m01.py", "code:m02.py", "code:m03.py"]
+    assert result.skipped.counts == {"over file cap": 6}
+    assert result.skipped.examples["over file cap"][:2] == ["m04.py", "m05.py"]
+
+
+def test_secrets_are_indexed_only_on_request(tmp_path: Path) -> None:
+    write(tmp_path, {"config.env": "A=1\n", "settings.py": "A = 1\n"})
+    accept_all = _rules(accept=lambda name: True)
+    assert [f.key for f in scan_tree(tmp_path, tmp_path, accept_all).files] == ["code:settings.py"]
+    with_secrets = _rules(accept=lambda name: True, secrets=True)
+    assert [f.key for f in scan_tree(tmp_path, tmp_path, with_secrets).files] == ["code:config.env", "code:settings.py"]
+
+
+def test_a_subfolder_walk_applies_the_workspace_gitignore(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            ".gitignore": "docs/drafts/\n*.tmp.md\n",
+            "docs/a.md": "# A\n",
+            "docs/drafts/b.md": "# B\n",
+            "docs/c.tmp.md": "# C\n",
+        },
+    )
+    rules = WalkRules(accept=lambda name: name.endswith(".md"), key_prefix="docs:")
+    assert [f.key for f in scan_tree(tmp_path / "docs", tmp_path, rules).files] == ["docs:a.md"]
+
+
+def test_stamps_carry_size_and_nanosecond_mtime(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "x = 1\n"})
+    os.utime(tmp_path / "a.py", ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
+    (stamp,) = scan_tree(tmp_path, tmp_path, _rules()).files
+    assert (stamp.size, stamp.mtime_ns) == (6, 1_700_000_000_123_456_789)

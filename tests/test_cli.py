@@ -1,0 +1,89 @@
+"""The ``agentty-rag`` command as a user runs it: a real process, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import fixture_env, write
+
+
+def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+def test_search_docs_prints_ranked_cited_passages(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path,
+        "search-docs",
+        "which",
+        "bucket",
+        "permissions",
+        "does",
+        "the",
+        "artifact",
+        "store",
+        "need",
+        **fixture_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("search_docs · bm25 · lexical ")
+    assert lines[2].startswith("[1] docs:guide/artifacts.md:")
+    assert result.stderr == ""
+
+
+def test_malformed_setting_warns_once_on_stderr_and_still_answers(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    result = _run(tmp_path, "search-docs", "installer", AGENTTY_RAG_OUTPUT_BYTES="abc")
+    assert result.returncode == 0
+    assert result.stderr.count("AGENTTY_RAG_OUTPUT_BYTES='abc' is not an integer; using the default (12288)") == 1
+    assert "[1] docs:a.md:1-3" in result.stdout
+
+
+def test_index_status_and_json_search(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "src/app.py": "def start_server(port):\n    return port\n",
+            "docs/a.md": "# A\n\nText.\n",
+            "src/big.py": "x = 1\n" * 300,
+        },
+    )
+    built = _run(tmp_path, "index", "all", AGENTTY_RAG_CODE_MAX_BYTES="1024")
+    assert built.returncode == 0, built.stderr
+    assert "docs: rebuilt — 1 files, 1 chunks" in built.stdout
+    assert "code: rebuilt — 1 files" in built.stdout
+    status = _run(tmp_path, "status", AGENTTY_RAG_CODE_MAX_BYTES="1024")
+    assert status.returncode == 0
+    assert "code index:" in status.stdout and "fresh" in status.stdout
+    assert "skipped: 1 too large" in status.stdout and "too large: src/big.py" in status.stdout
+    found = _run(tmp_path, "search-code", "start", "server", "--json", AGENTTY_RAG_CODE_MAX_BYTES="1024")
+    data = json.loads(found.stdout)
+    assert data["results"][0]["provenance"] == "code:src/app.py:1-2"
+    again = _run(tmp_path, "index", "code", AGENTTY_RAG_CODE_MAX_BYTES="1024")
+    assert "code: already fresh" in again.stdout
+
+
+def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
+    result = _run(tmp_path, "search-code", "x", "--language", "klingon")
+    assert result.returncode == 2
+    assert "unknown language 'klingon'" in result.stderr
+    assert _run(tmp_path, "search-docs", "x", "-k", "0").returncode == 2
+    missing = subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(tmp_path / "nope"), "status"],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and "is not a folder" in missing.stderr

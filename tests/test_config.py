@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.config import VARIABLES, Settings, load_settings, variable
+
+
+def test_defaults_when_nothing_is_set() -> None:
+    settings = load_settings({})
+    assert settings == Settings(home=None)
+    assert settings.warnings == ()
+    assert settings.output_bytes == 12288
+    assert settings.code_max_files == 4000
+    assert settings.code_max_bytes == 256 * 1024
+    assert settings.docs_dir is None and settings.skills_enabled and settings.memory_enabled
+
+
+@pytest.mark.parametrize("var", [v for v in VARIABLES if v.kind in ("int", "float")], ids=lambda v: v.name)
+def test_numbers_are_clamped_with_a_warning(var) -> None:
+    assert var.low is not None and var.high is not None
+    # The overlap is also bound by half the chunk size: give it the largest chunk size.
+    extra = {"AGENTTY_RAG_CHUNK_CHARS": "8000"} if var.name == "AGENTTY_RAG_CHUNK_OVERLAP" else {}
+    low = load_settings({var.name: str(var.low - 1), **extra})
+    high = load_settings({var.name: str(var.high * 2 + 1), **extra})
+    assert getattr(low, var.attr) == var.low
+    assert getattr(high, var.attr) == var.high
+    assert any(var.name in w and "minimum" in w for w in low.warnings)
+    assert any(var.name in w and "maximum" in w for w in high.warnings)
+
+
+@pytest.mark.parametrize("var", [v for v in VARIABLES if v.kind != "path" and v.kind != "paths"], ids=lambda v: v.name)
+def test_malformed_value_warns_naming_the_variable_and_uses_the_default(var) -> None:
+    settings = load_settings({var.name: "abc!"})
+    assert getattr(settings, var.attr) == var.default
+    assert len(settings.warnings) == 1
+    warning = settings.warnings[0]
+    assert var.name in warning and "'abc!'" in warning and "default" in warning
+
+
+def test_output_bytes_example_from_the_issue() -> None:
+    settings = load_settings({"AGENTTY_RAG_OUTPUT_BYTES": "abc"})
+    assert settings.output_bytes == 12288
+    assert settings.warnings == ("AGENTTY_RAG_OUTPUT_BYTES='abc' is not an integer; using the default (12288)",)
+    assert load_settings({"AGENTTY_RAG_OUTPUT_BYTES": "1000"}).output_bytes == 2048
+    assert load_settings({"AGENTTY_RAG_OUTPUT_BYTES": "999999"}).output_bytes == 65536
+    assert load_settings({"AGENTTY_RAG_OUTPUT_BYTES": " 4096 "}).output_bytes == 4096
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("YES", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+    ],
+)
+def test_booleans_accept_common_spellings(raw: str, expected: bool) -> None:
+    assert load_settings({"AGENTTY_RAG_SKILLS": raw}).skills_enabled is expected
+
+
+def test_paths_and_path_lists(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    settings = load_settings({"AGENTTY_DOCS_DIR": "manual", "AGENTTY_SKILLS_DIRS": f"{first}:{second}:"})
+    assert settings.docs_dir == Path("manual")
+    assert settings.skills_dirs == (first, second)
+
+
+def test_unknown_agentty_variable_is_reported_not_fatal() -> None:
+    settings = load_settings({"AGENTTY_RAG_OUTPUT_BYTE": "4096"})
+    assert settings.output_bytes == 12288
+    assert any("AGENTTY_RAG_OUTPUT_BYTE is not a known" in w for w in settings.warnings)
+
+
+def test_overlap_must_stay_under_half_the_chunk_size() -> None:
+    settings = load_settings({"AGENTTY_RAG_CHUNK_CHARS": "400", "AGENTTY_RAG_CHUNK_OVERLAP": "300"})
+    assert settings.chunk_overlap == 100
+    assert any("AGENTTY_RAG_CHUNK_OVERLAP" in w for w in settings.warnings)
+
+
+def test_nan_is_malformed() -> None:
+    settings = load_settings({"AGENTTY_RAG_REBUILD_FRACTION": "nan"})
+    assert settings.rebuild_fraction == variable("AGENTTY_RAG_REBUILD_FRACTION").default
+    assert settings.warnings
+
+
+def test_every_variable_is_documented_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    missing = [v.name for v in VARIABLES if f"`{v.name}`" not in readme]
+    assert missing == []

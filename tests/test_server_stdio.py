@@ -1,0 +1,103 @@
+"""End to end: spawn ``agentty-rag serve`` and talk to it over stdio with the official MCP client."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import FIXTURES, fixture_env
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _server(root: Path, **env: str) -> StdioServerParameters:
+    script = Path(sys.executable).with_name("agentty-rag")
+    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update(env)
+    return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+@pytest.fixture
+def code_workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "code"
+    shutil.copytree(FIXTURES / "code", root)
+    return root
+
+
+async def test_tools_are_listed_read_only_with_descriptions(tmp_path: Path) -> None:
+    async with Client(_server(tmp_path)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"search_docs", "search_code"}
+    for tool in tools.values():
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert "grep" in (tool.description or "")
+        assert tool.input_schema["properties"]["k"]["maximum"] == 50
+        assert tool.output_schema is not None
+
+
+async def test_search_docs_answers_with_header_provenance_and_the_right_passage_first(tmp_path: Path) -> None:
+    async with Client(_server(tmp_path, **fixture_env())) as client:
+        result = await client.call_tool(
+            "search_docs", {"query": "how can I make the server pick up config edits without restarting it?", "k": 4}
+        )
+        skills = await client.call_tool("search_docs", {"query": "cut a release tag", "sources": ["skills"]})
+    assert not result.is_error
+    text = _text(result)
+    header = text.split("\n")[0]
+    assert re.match(r"search_docs · bm25 · lexical \d+ → dedup \d+ → returned 4 · [\d,]+ of 12,288 bytes", header)
+    provenances = re.findall(r"^\[\d\] (\S+)", text, flags=re.M)
+    assert len(provenances) == 4
+    assert all(re.fullmatch(r"(docs:[\w./-]+:\d+-\d+|skill:[\w-]+|memory:[\w-]+)", p) for p in provenances)
+    assert provenances[0].startswith("docs:guide/configuration.md:")
+    assert "Reloading without a restart" in text.split("\n")[2]
+    structured = result.structured_content
+    assert structured is not None and structured["results"][0]["path"] == "guide/configuration.md"
+    assert _text(skills).split("\n")[2].startswith("[1] skill:release-checklist")
+
+
+async def test_search_code_finds_the_definition(code_workspace: Path) -> None:
+    async with Client(_server(code_workspace)) as client:
+        result = await client.call_tool(
+            "search_code", {"query": "how does the native CRC code handle a file too big to load at once?", "k": 3}
+        )
+        scoped = await client.call_tool("search_code", {"query": "retry", "k": 3, "language": "go"})
+    text = _text(result)
+    assert text.startswith("search_code · bm25 · lexical ")
+    first = result.structured_content["results"][0] if result.structured_content else {}
+    assert first["path"] == "native/checksum/crc32.c" and first["symbol"] == "crc32_file"
+    assert re.search(r"^\[1\] code:native/checksum/crc32\.c:\d+-\d+ · crc32_file \(function, c\)", text, re.M)
+    assert scoped.structured_content is not None
+    assert {r["language"] for r in scoped.structured_content["results"]} == {"go"}
+
+
+async def test_bad_input_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n")
+    async with Client(_server(tmp_path, AGENTTY_RAG_OUTPUT_BYTES="abc")) as client:
+        empty = await client.call_tool("search_docs", {"query": "  "})
+        escape = await client.call_tool("search_docs", {"query": "x", "scope": "../../etc"})
+        language = await client.call_tool("search_code", {"query": "x", "language": "klingon"})
+        big_k = await client.call_tool("search_docs", {"query": "x", "k": 999})
+        still_fine = await client.call_tool("search_docs", {"query": "text"})
+    assert empty.is_error and "query is empty" in _text(empty)
+    assert escape.is_error and "outside the workspace root" in _text(escape)
+    assert language.is_error and "unknown language 'klingon'; known:" in _text(language)
+    assert big_k.is_error and "50" in _text(big_k)
+    assert not still_fine.is_error and "[1] docs:a.md:1-3" in _text(still_fine)
