@@ -6,7 +6,6 @@ fails to parse) is cut into line windows that end on blank lines.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 
@@ -293,11 +292,12 @@ FAMILIES = {"typescript": ("typescript", "tsx"), "javascript": ("javascript",)}
 
 def language_for(filename: str) -> LanguageSpec | None:
     """The language of a file by its name or extension; None when the chunker cannot index it."""
-    base = os.path.basename(filename)
+    base = filename.rpartition("/")[2]
     spec = _BY_FILENAME.get(base)
     if spec is not None:
         return spec
-    return _BY_EXTENSION.get(os.path.splitext(base)[1].lower())
+    dot = base.rfind(".")
+    return _BY_EXTENSION.get(base[dot:].lower()) if dot > 0 else None
 
 
 def resolve_language(name: str) -> tuple[str, ...] | None:

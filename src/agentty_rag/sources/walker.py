@@ -12,7 +12,9 @@ loaded, so that a scan with nothing changed costs one ``stat`` per candidate fil
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -210,12 +212,23 @@ def _read_ignore_lines(file: Path) -> list[str]:
         return []
 
 
+_by_name = operator.attrgetter("name")
+
+
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
+_SECRET = _compile(SECRET_PATTERNS)
+_GENERATED = _compile(GENERATED_PATTERNS)
+
+
 def is_secret_name(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)
+    return _SECRET.match(name) is not None
 
 
 def is_generated_name(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in GENERATED_PATTERNS)
+    return _GENERATED.match(name) is not None
 
 
 def is_pruned_dir(name: str) -> bool:
@@ -269,10 +282,12 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
         real_dir, ws_rel_dir, rel_dir, dir_ignore = stack.pop()
         try:
             with os.scandir(real_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_by_name)
         except OSError:
             skipped.add("unreadable directory", rel_dir or ".")
             continue
+        if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
+            continue  # a virtual environment under any name
         if rel_dir and any(e.name == ".gitignore" for e in entries):
             dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore")
         subdirs: list[tuple[str, str, str, _Ignore]] = []
@@ -288,7 +303,7 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
             if is_dir:
                 if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
                     continue
-                target = os.path.realpath(entry.path) if is_link else os.path.join(real_dir, name)
+                target = os.path.realpath(entry.path) if is_link else f"{real_dir}{os.sep}{name}"
                 if is_link and not is_inside(target, ws_real):
                     skipped.add("symlink outside root", rel)
                     continue
@@ -296,8 +311,6 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
                     skipped.add("symlink loop or duplicate", rel)
                     continue
                 visited.add(target)
-                if os.path.exists(os.path.join(target, "pyvenv.cfg")):
-                    continue  # a virtual environment under any name
                 subdirs.append((target, ws_rel, rel, dir_ignore))
                 continue
             if dir_ignore.ignored(ws_rel, False):
