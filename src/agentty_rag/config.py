@@ -163,6 +163,13 @@ VARIABLES: tuple[Variable, ...] = (
         64 * KIB,
     ),
     Variable(
+        "AGENTTY_RAG_MEASURE",
+        "measure",
+        "bool",
+        False,
+        "rag-bench also runs every query through the output path: bytes, tokens and answer retention.",
+    ),
+    Variable(
         "AGENTTY_RAG_LOG_LEVEL",
         "log_level",
         "choice",
@@ -199,6 +206,7 @@ class Settings:
     lock_timeout_ms: int = 30_000
     build_wait_ms: int = 20_000
     output_bytes: int = 12_288
+    measure: bool = False
     log_level: str = "warning"
     home: Path | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -299,9 +307,47 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     return settings
 
 
+def agentty_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``AGENTTY_*`` variables (and ``HOME``) of the environment, for tools that derive settings variants."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k.startswith("AGENTTY_") or k in ("HOME", "USERPROFILE")}
+
+
+def environment_without_agentty(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus every ``AGENTTY_*`` variable: the base for a child process given its own."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if not k.startswith("AGENTTY_")}
+
+
+def effective_values(settings: Settings) -> dict[str, str]:
+    """Every variable's effective value, as text (for reports that must say which configuration ran)."""
+    out: dict[str, str] = {}
+    for var in VARIABLES:
+        value = getattr(settings, var.attr)
+        if value is None:
+            out[var.name] = ""
+        elif isinstance(value, bool):
+            out[var.name] = "1" if value else "0"
+        elif isinstance(value, tuple):
+            out[var.name] = os.pathsep.join(str(v) for v in value)
+        else:
+            out[var.name] = str(value)
+    return out
+
+
 def variable(name: str) -> Variable:
     """The declaration of one variable (KeyError for an unknown name)."""
     return _BY_NAME[name]
 
 
-__all__ = ["VARIABLES", "Settings", "Variable", "load_settings", "parse_variable", "variable"]
+__all__ = [
+    "VARIABLES",
+    "Settings",
+    "Variable",
+    "agentty_environment",
+    "effective_values",
+    "environment_without_agentty",
+    "load_settings",
+    "parse_variable",
+    "variable",
+]

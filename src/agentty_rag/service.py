@@ -20,7 +20,7 @@ from agentty_rag.errors import BadRequest, IndexBusy
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
 from agentty_rag.render import render_structured, render_text
-from agentty_rag.retrieve.pipeline import Filters, search
+from agentty_rag.retrieve.pipeline import Filters, Retrieved, search
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
@@ -249,6 +249,18 @@ class Workspace:
             reason = f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
         result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, notes)
         return self._outcome(result, budget)
+
+    def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
+        """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
+        index = self.index(name)
+        with index.lock:
+            return search(index, query, k, filters or Filters())
+
+    def render(self, tool: str, query: str, retrieved: Retrieved) -> Outcome:
+        """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
+        reason = "" if retrieved.hits else f"no matches ({retrieved.mode})"
+        result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason)
+        return self._outcome(result, self.settings.output_bytes)
 
     def _outcome(self, result: SearchResult, budget: int) -> Outcome:
         passages = fit(result.hits, budget)

@@ -75,6 +75,8 @@ class Label:
         """
         if not self.matches_file(chunk):
             return False
+        if chunk.kind == "file":
+            return True  # a whole-file hit (the baseline) holds every passage of its file
         if self.heading:
             path = [" ".join(h.split()).lower() for h in chunk.context.split(" > ")] if chunk.context else []
             return bool(path) and path[-1] == self.heading.lower()

@@ -593,6 +593,13 @@ class CorpusIndex:
         with self.lock:
             return self._open_store().chunks(slots)
 
+    def all_chunks(self) -> list[Chunk]:
+        """Every live chunk, in slot order (for tools that sample the corpus)."""
+        with self.lock:
+            slots = self._lexical.live_slots().tolist()
+            found = self._open_store().chunks(slots)
+            return [found[s] for s in slots if s in found]
+
     def allowed(self, key: str, keep: Callable[[str, str, str], bool]) -> npt.NDArray[np.bool_]:
         """A mask over slots of the chunks ``keep(source, ref, language)`` admits (cached per generation)."""
         with self.lock:
