@@ -101,3 +101,25 @@ async def test_bad_input_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
     assert language.is_error and "unknown language 'klingon'; known:" in _text(language)
     assert big_k.is_error and "50" in _text(big_k)
     assert not still_fine.is_error and "[1] docs:a.md:1-3" in _text(still_fine)
+
+
+async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_path: Path) -> None:
+    body = "\n\n".join(f"def handler_{j}(request):\n    return request.value + {j}\n" for j in range(40))
+    for i in range(900):
+        path = tmp_path / "pkg" / f"module_{i:04}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    updates: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total, message))
+
+    async with Client(_server(tmp_path)) as client:
+        result = await client.call_tool(
+            "search_code", {"query": "handler request value"}, progress_callback=on_progress
+        )
+    assert not result.is_error and "pkg/module_" in _text(result)
+    assert updates, "a search that waited for the first build should have reported progress"
+    assert all(total == 900 for _, total, _ in updates)
+    assert all(message and message.startswith("indexing code:") for _, _, message in updates)
+    assert [p for p, _, _ in updates] == sorted(p for p, _, _ in updates)

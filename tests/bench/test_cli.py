@@ -1,0 +1,141 @@
+"""rag-bench end to end on the committed fixtures, and its handling of bad queries files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.bench.cli import RUNGS
+from agentty_rag.bench.corpus import documented_functions, first_sentence
+from tests.conftest import FIXTURES, fixture_env
+
+
+def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "agentty_rag.bench.cli", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+
+
+def _assert_report(data: dict, corpus: str, queries: int) -> None:
+    assert data["corpus"] == corpus and data["query_count"] == queries
+    assert data["version"] and data["machine"]["cores"] >= 1
+    assert set(data["configuration"]) >= {"AGENTTY_RAG_OUTPUT_BYTES", "AGENTTY_RAG_CODE_MAX_FILES"}
+    assert data["corpus_size"]["files"] > 0 and data["corpus_size"]["chunks"] > 0
+    assert data["index_full_s"] > 0
+    assert [row["rung"] for row in data["rungs"]] == list(RUNGS)
+    for row in data["rungs"]:
+        for metric in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "ms_p50", "ms_p95"):
+            assert 0 <= row[metric] and (metric.startswith("ms") or row[metric] <= 1)
+        assert len(row["per_query"]) == queries
+
+
+def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) -> None:
+    out = tmp_path / "docs.json"
+    result = _bench(
+        FIXTURES,
+        "docs",
+        "--queries",
+        str(FIXTURES / "queries" / "docs.jsonl"),
+        "--json",
+        str(out),
+        AGENTTY_RAG_MEASURE="1",
+        **fixture_env(),
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    _assert_report(data, "docs", 128)
+    assert set(data["timings"]) == {"cold_open_first_answer_s", "freshness_scan_s", "one_edit_next_answer_s"}
+    bm25 = data["rungs"][-1]
+    assert 0 < bm25["output"]["bytes_per_query"] <= 12288 + 4096
+    assert 0 <= bm25["output"]["answer_retention"] <= 1
+    measure = [line for line in result.stdout.splitlines() if line.startswith("MEASURE ")]
+    assert len(measure) == 1 and "mode=bm25 queries=128 bytes=" in measure[0] and "answer_retention=" in measure[0]
+    assert "baseline" in result.stdout and "cold open + first answer" in result.stdout
+    assert not (FIXTURES / ".agentty").exists()  # the workspace is never written to
+
+
+def test_code_known_item_and_docstring_sets(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    shutil.copytree(FIXTURES / "code", root)
+    out = tmp_path / "code.json"
+    known = _bench(root, "code", "--count", "30", "--no-timings", "--json", str(out))
+    assert known.returncode == 0, known.stderr
+    data = json.loads(out.read_text())
+    _assert_report(data, "code", 30)
+    assert data["level"] == "passage" and "known-item" in data["queries"]
+    again = _bench(root, "code", "--count", "30", "--no-timings", "--json", str(tmp_path / "again.json"))
+    rows_again = json.loads((tmp_path / "again.json").read_text())["rungs"]
+    assert [r["mrr"] for r in rows_again] == [r["mrr"] for r in data["rungs"]]  # deterministic
+    docstrings = _bench(root, "code", "--docstring-queries", "--no-timings", "--json", str(out), "--rungs", "bm25")
+    assert docstrings.returncode == 0, docstrings.stderr
+    data = json.loads(out.read_text())
+    assert "docstring queries (docs masked)" in data["queries"] and data["query_count"] >= 20
+    assert [r["rung"] for r in data["rungs"]] == ["bm25"]
+    assert not (root / ".agentty").exists()
+    assert (root / "server/auth/tokens.py").read_text() == (FIXTURES / "code/server/auth/tokens.py").read_text()
+
+
+def test_docstrings_are_found_and_masked_keeping_line_numbers() -> None:
+    text = 'def refresh(token):\n    """Refresh an expired token. More."""\n    return token\n'
+    (function,) = documented_functions("a.py", text)
+    assert (function.symbol, function.sentence) == ("refresh", "Refresh an expired token.")
+    start, end, replacement = function.mask
+    masked = text[:start] + replacement + text[end:]
+    assert "Refresh" not in masked and masked.count("\n") == text.count("\n")
+    go = "package x\n\n// Next returns the delay before the next attempt.\nfunc (b *Backoff) Next() int {\n\treturn 1\n}\n"
+    (method,) = documented_functions("b.go", go)
+    assert (method.symbol, method.sentence) == ("Backoff.Next", "Next returns the delay before the next attempt.")
+    assert first_sentence("Compute the p99.\nThen more.") == "Compute the p99."
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json\n", "queries.jsonl:1: not JSON"),
+        ('{"query": "x"}\n', 'queries.jsonl:1: "relevant" must be a non-empty list of strings'),
+        ('{"relevant": ["a.md"]}\n', 'queries.jsonl:1: "query" must be a non-empty string'),
+        (
+            '{"id": "a", "query": "x", "relevant": ["a.md"]}\n{"id": "a", "query": "y", "relevant": ["a.md"]}\n',
+            "queries.jsonl:2: duplicate id 'a'",
+        ),
+        ("", "no queries"),
+    ],
+)
+def test_bad_queries_files_exit_2_naming_the_line(tmp_path: Path, content: str, message: str) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(content)
+    result = _bench(tmp_path, "docs", "--queries", str(queries))
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_unknown_labels_warn_with_the_query_id_and_the_run_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "install.md").write_text("# Install\n\nRun the installer with --prefix.\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        '{"id": "q1", "query": "installer prefix", "relevant": ["install.md"]}\n'
+        '{"id": "q2", "query": "missing page", "relevant": ["nowhere.md"]}\n'
+    )
+    result = _bench(tmp_path, "docs", "--queries", str(queries), "--no-timings")
+    assert result.returncode == 0, result.stderr
+    assert "query q2: docs:nowhere.md is not in the docs corpus" in result.stderr
+    assert "query q1" not in result.stderr
+
+
+def test_bad_arguments_exit_2(tmp_path: Path) -> None:
+    assert _bench(tmp_path, "docs", "--docstring-queries").returncode == 2
+    assert _bench(tmp_path, "code", "--rungs", "bm25,nonsense").returncode == 2
+    assert _bench(tmp_path / "missing", "code").returncode == 2
