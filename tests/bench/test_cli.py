@@ -76,6 +76,7 @@ def test_code_known_item_and_docstring_sets(tmp_path: Path) -> None:
     _assert_report(data, "code", 30)
     assert data["level"] == "passage" and "known-item" in data["queries"]
     again = _bench(root, "code", "--count", "30", "--no-timings", "--json", str(tmp_path / "again.json"))
+    assert again.returncode == 0, again.stderr
     rows_again = json.loads((tmp_path / "again.json").read_text())["rungs"]
     assert [r["mrr"] for r in rows_again] == [r["mrr"] for r in data["rungs"]]  # deterministic
     docstrings = _bench(root, "code", "--docstring-queries", "--no-timings", "--json", str(out), "--rungs", "bm25")
