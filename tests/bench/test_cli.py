@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
-def _assert_report(data: dict, corpus: str, queries: int) -> None:
+def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:
     assert data["corpus"] == corpus and data["query_count"] == queries
     assert data["version"] and data["machine"]["cores"] >= 1
     assert set(data["configuration"]) >= {"AGENTTY_RAG_OUTPUT_BYTES", "AGENTTY_RAG_CODE_MAX_FILES"}
