@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--scope", help="only this file or folder of the docs")
     docs.add_argument("--sources", help="comma-separated: docs,skills,memory (default: all)")
     docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    docs.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
     code = commands.add_parser("search-code", help="search source code by meaning")
     code.add_argument("query", nargs="+", help="what the code does")
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     code.add_argument("--scope", help="only this file or folder (relative to the workspace root)")
     code.add_argument("--language", help="only this language (python, typescript, go ...)")
     code.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    code.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
     index = commands.add_parser("index", help="bring an index up to date now")
     index.add_argument("which", choices=("docs", "code", "all"), help="which index")
@@ -149,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 outcome = workspace.search_code(query, args.k, args.scope, args.language, wait_s=3600)
             print(json.dumps(outcome.structured, indent=2, ensure_ascii=False) if args.json else outcome.text)
+            if args.explain:
+                from agentty_rag.render import render_explanation
+
+                print("\n" + render_explanation(outcome.explanations))
             return 0
         if args.command == "index":
             for name in ("docs", "code") if args.which == "all" else (args.which,):

@@ -153,6 +153,31 @@ VARIABLES: tuple[Variable, ...] = (
         600_000,
     ),
     # Output
+    # Ranking stages
+    Variable("AGENTTY_RAG_RERANK", "rerank", "bool", True, "Feature reranker after fusion."),
+    Variable(
+        "AGENTTY_RAG_MMR",
+        "mmr",
+        "bool",
+        False,
+        "MMR diversification with a per-file cap (off: it lowered MRR and nDCG@10 on every benchmark set).",
+    ),
+    Variable(
+        "AGENTTY_RAG_MMR_LAMBDA",
+        "mmr_lambda",
+        "float",
+        0.7,
+        "MMR trade-off: 1 keeps the relevance order, 0 picks for novelty only.",
+        0.0,
+        1.0,
+    ),
+    Variable(
+        "AGENTTY_RAG_STITCH",
+        "stitch",
+        "bool",
+        True,
+        "Merge neighbouring passages of one file and collapse near-duplicate passages.",
+    ),
     Variable(
         "AGENTTY_RAG_OUTPUT_BYTES",
         "output_bytes",
@@ -205,6 +230,10 @@ class Settings:
     rebuild_fraction: float = 0.2
     lock_timeout_ms: int = 30_000
     build_wait_ms: int = 20_000
+    rerank: bool = True
+    mmr: bool = False
+    mmr_lambda: float = 0.7
+    stitch: bool = True
     output_bytes: int = 12_288
     measure: bool = False
     log_level: str = "warning"

@@ -8,9 +8,11 @@ starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agentty_rag.budget import Passage, utf8_len
+from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import Chunk, SearchResult
 
 
@@ -102,4 +104,25 @@ def render_structured(result: SearchResult, passages: list[Passage], budget: int
     }
 
 
-__all__ = ["funnel_text", "header", "provenance", "render_structured", "render_text"]
+def render_explanation(explanations: Sequence[Reranked], limit: int = 10) -> str:
+    """Each feature's contribution to the reranked score of the best candidates (``--explain``)."""
+    if not explanations:
+        return "explain: the reranker did not run (AGENTTY_RAG_RERANK=0, or nothing matched)"
+    lines = [
+        f"explain: score = fused (normalised) + weighted features; top {min(limit, len(explanations))} "
+        f"of {len(explanations)} reranked candidates"
+    ]
+    for number, item in enumerate(explanations[:limit], start=1):
+        chunk = item.candidate.chunk
+        label = chunk.symbol if chunk.source == "code" else chunk.context
+        lines.append(f"{number:>2}. {item.score:6.3f}  {chunk.provenance}  {label}".rstrip())
+        parts = [
+            f"{name} {value:+.3f}" if name != "fused" else f"fused {value:.3f}"
+            for name, value in item.contributions
+            if value
+        ]
+        lines.append("      " + "  ".join(parts))
+    return "\n".join(lines)
+
+
+__all__ = ["funnel_text", "header", "provenance", "render_explanation", "render_structured", "render_text"]

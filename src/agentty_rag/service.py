@@ -20,7 +20,8 @@ from agentty_rag.errors import BadRequest, IndexBusy
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
 from agentty_rag.render import render_structured, render_text
-from agentty_rag.retrieve.pipeline import Filters, Retrieved, search
+from agentty_rag.retrieve.pipeline import Filters, Options, Retrieved, search
+from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
@@ -49,6 +50,7 @@ class Outcome:
     passages: list[Passage]
     text: str
     structured: dict[str, Any]
+    explanations: tuple[Reranked, ...] = ()
 
 
 def _check_query(query: str) -> tuple[str, tuple[str, ...]]:
@@ -241,20 +243,25 @@ class Workspace:
             if index.n_chunks == 0:
                 result = SearchResult(tool, query, "bm25", (), Funnel(), self._nothing_indexed(name), notes)
                 return self._outcome(result, budget)
-            retrieved = search(index, query, k, filters)
+            retrieved = search(index, query, k, filters, self.options())
         finally:
             index.lock.release()
         reason = ""
         if not retrieved.hits:
             reason = f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
         result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, notes)
-        return self._outcome(result, budget)
+        return self._outcome(result, budget, retrieved.explanations)
+
+    def options(self) -> Options:
+        """Which ranking stages run, from the settings."""
+        s = self.settings
+        return Options(rerank=s.rerank, mmr=s.mmr, mmr_lambda=s.mmr_lambda, stitch=s.stitch)
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
         with index.lock:
-            return search(index, query, k, filters or Filters())
+            return search(index, query, k, filters or Filters(), self.options())
 
     def render(self, tool: str, query: str, retrieved: Retrieved) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
@@ -262,13 +269,14 @@ class Workspace:
         result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason)
         return self._outcome(result, self.settings.output_bytes)
 
-    def _outcome(self, result: SearchResult, budget: int) -> Outcome:
+    def _outcome(self, result: SearchResult, budget: int, explanations: tuple[Reranked, ...] = ()) -> Outcome:
         passages = fit(result.hits, budget)
         return Outcome(
             result,
             passages,
             render_text(result, passages, budget),
             render_structured(result, passages, budget),
+            explanations,
         )
 
     def _nothing_indexed(self, name: str) -> str:

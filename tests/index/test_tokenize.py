@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from agentty_rag.index.keywords import keywords_for
 from agentty_rag.index.tokenize import Tokenizer, path_words
 
 
@@ -34,10 +35,17 @@ def test_query_and_document_agree_on_forms() -> None:
     assert set(tokens.tokenize("refresh tokens")) <= set(tokens.tokenize("def refreshToken(token):"))
 
 
-def test_code_mode_drops_keywords_but_keeps_names() -> None:
-    code = Tokenizer(code=True)
-    assert code.tokenize("def refresh(self, token): return None") == ["refresh", "token"]
-    assert Tokenizer().tokenize("def") == ["def"]
+def test_standalone_keywords_are_dropped_but_kept_inside_identifiers() -> None:
+    tokens = Tokenizer()
+    python = keywords_for("python")
+    assert tokens.tokenize("def refresh(self, token): return None", python) == ["refresh", "token"]
+    assert tokens.tokenize("delete obj; has_delete_permission", keywords_for("javascript")) == [
+        "obj",
+        "has_delete_permission",
+        "delet",
+        "permiss",
+    ]
+    assert tokens.tokenize("def delete") == ["def", "delet"]  # queries keep every word
 
 
 def test_non_ascii_words_are_not_split_by_case() -> None:

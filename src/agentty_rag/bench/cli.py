@@ -29,10 +29,15 @@ from agentty_rag.config import agentty_environment, effective_values, environmen
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
 
-# The ladder: each rung adds one stage to the previous one. ``baseline`` is plain whole-file BM25.
+# The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
+# then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults).
+_ALL_OFF = {"AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
 RUNGS: dict[str, dict[str, str]] = {
     "baseline": {},
-    "bm25": {},
+    "bm25": _ALL_OFF,
+    "+rerank": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1"},
+    "+stitch": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+mmr": {"AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
 }
 TOKENS_PER_BYTE = 0.25  # ~4 bytes per token: the usual estimate for English text and code
 

@@ -100,7 +100,8 @@ def known_item_queries(chunks: list[Chunk], count: int, seed: int, words: int = 
 # -- docstring queries ----------------------------------------------------------------------------------------
 
 _COMMENT_MARKERS = re.compile(r"^\s*(///?|/\*\*?|\*/?|#|--+|;+)\s?")
-_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.S)
+# A sentence ends at . ! or ? followed by a space and a capital letter (or the end): "e.g. x" does not end one.
+_SENTENCE = re.compile(r"(.+?[.!?])(?=\s+[A-Z(`\"']|\s*$)", re.S)
 
 
 @dataclass(frozen=True)

@@ -78,15 +78,17 @@ class Label:
         if chunk.kind == "file":
             return True  # a whole-file hit (the baseline) holds every passage of its file
         if self.heading:
-            path = [" ".join(h.split()).lower() for h in chunk.context.split(" > ")] if chunk.context else []
-            return bool(path) and path[-1] == self.heading.lower()
+            # a stitched passage spans several sections: " | " separates their heading paths
+            deepest = [" ".join(p.split(" > ")[-1].split()).lower() for p in chunk.context.split(" | ") if p]
+            return self.heading.lower() in deepest
         if self.span is not None:
             return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
         if self.symbol:
-            if chunk.symbol == self.symbol or chunk.symbol.endswith("." + self.symbol):
+            symbols = [s for s in chunk.symbol.split(", ") if s]  # a stitched passage names each symbol
+            if any(s == self.symbol or s.endswith("." + self.symbol) for s in symbols):
                 return True
             owner = self.symbol.rpartition(".")[0]
-            holds_member = bool(owner) and (chunk.symbol == owner or chunk.symbol.endswith("." + owner))
+            holds_member = bool(owner) and any(s == owner or s.endswith("." + owner) for s in symbols)
             return holds_member and (not answers or any(a in chunk.text for a in answers))
         return True
 

@@ -27,11 +27,12 @@ import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.fields import FieldSpec, field_texts, tokenizers
+from agentty_rag.index.bm25 import idf as bm25_idf
+from agentty_rag.index.fields import FieldSpec, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
 from agentty_rag.index.lock import exclusive
-from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, dumps, encode_terms
-from agentty_rag.index.tokenize import TOKENIZER_VERSION
+from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, decode_terms, dumps, encode_terms
+from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
@@ -148,7 +149,7 @@ class CorpusIndex:
         self.config = config
         self.field_names = tuple(f.name for f in config.fields)
         self.weights = {f.name: f.weight for f in config.fields}
-        self._tokenizers = tokenizers(config.fields)
+        self._tokenizer = Tokenizer()
         self.lock = threading.RLock()
         self._store: Store | None = None
         self._lexical = LexicalIndex(self.field_names)
@@ -363,8 +364,8 @@ class CorpusIndex:
         return _Prepared(item.key, item.stamp, item.hash, chunks)
 
     def _terms(self, chunk: Chunk) -> dict[str, Counter[str]]:
-        texts = field_texts(chunk)
-        return {name: Counter(self._tokenizers[name].tokenize(texts.get(name, ""))) for name in self.field_names}
+        terms = field_terms(self._tokenizer, chunk)
+        return {name: Counter(terms.get(name, ())) for name in self.field_names}
 
     @staticmethod
     def _as_ids(counts: dict[str, Counter[str]], ids: dict[str, int]) -> dict[str, FieldTerms]:
@@ -563,7 +564,33 @@ class CorpusIndex:
     # -- searching ------------------------------------------------------------------------------------------
 
     def query_terms(self, query: str) -> dict[str, list[str]]:
-        return {name: list(dict.fromkeys(self._tokenizers[name].tokenize(query))) for name in self.field_names}
+        terms = list(dict.fromkeys(self._tokenizer.tokenize(query)))
+        return dict.fromkeys(self.field_names, terms)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Terms of ``text`` as a query (no keywords dropped)."""
+        return self._tokenizer.tokenize(text)
+
+    def term_statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
+        """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
+        with self.lock:
+            ids = self._open_store().lookup_terms(terms)
+            n_live = max(self._lexical.n_live, 1)
+            idf: dict[str, float] = {}
+            for term in terms:
+                df = self._lexical.document_frequency("body", ids[term]) if term in ids else 0
+                idf[term] = bm25_idf(df, n_live)
+            return ids, idf
+
+    def chunk_term_ids(self, slots: Sequence[int]) -> dict[int, frozenset[int]]:
+        """Every term id each chunk holds, over all fields."""
+        with self.lock:
+            blobs = self._open_store().term_blobs(slots)
+        out: dict[int, frozenset[int]] = {}
+        for slot, blob in blobs.items():
+            fields = decode_terms(self.field_names, blob)
+            out[slot] = frozenset(int(t) for ids, _ in fields.values() for t in ids.tolist())
+        return out
 
     def lexical_search(
         self,

@@ -220,6 +220,17 @@ class Store:
                     out[slot] = Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
         return out
 
+    def term_blobs(self, slots: Sequence[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        with self._lock:
+            for i in range(0, len(slots), 500):
+                batch = list(slots[i : i + 500])
+                marks = ",".join("?" * len(batch))
+                out.update(
+                    self._db.execute(f"SELECT slot, terms FROM chunks WHERE slot IN ({marks})", batch).fetchall()
+                )
+        return out
+
     def chunk_attributes(self) -> list[tuple[int, str, str, str]]:
         """(slot, source, ref, language) of every chunk, for filters."""
         with self._lock:

@@ -6,8 +6,8 @@
 codes (``SHP-4031``) are handled the same way. Plain words are lowercased, stop words dropped, and stemmed
 with the Snowball English stemmer.
 
-Code mode also drops the language's keywords: ``def``, ``return`` or ``public`` say nothing about what a
-function does.
+For source code, a language's keywords are dropped where they stand alone: ``def``, ``return`` or ``public``
+say nothing about what a function does (``has_delete_permission`` keeps its ``delete``).
 
 The same function tokenizes documents and queries, so both sides always agree. ``TOKENIZER_VERSION`` changes
 whenever the output for some input changes: a persisted index built with another version is rebuilt.
@@ -16,12 +16,11 @@ whenever the output for some input changes: a persisted index built with another
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 
 import Stemmer
 
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "4"
 
 # A compound: word characters joined by ".", "-", "/" or "::" (no spaces).
 _COMPOUND = re.compile(r"\w+(?:(?:::|[./\-])\w+)*")
@@ -36,31 +35,14 @@ STOPWORDS_EN = frozenset(
     how when where why here all any both each few more most other some only own same s t don now""".split()
 )
 
-# Keywords that carry no meaning of their own in source code, across the indexed languages.
-CODE_STOPWORDS = frozenset(
-    """def class return self cls none true false null nil undefined import from as pass elif else if for while
-    in is not and or lambda yield async await try except finally raise with del global nonlocal assert
-    function var let const new this typeof instanceof void delete export default extends implements interface
-    public private protected static final abstract override virtual sealed readonly internal extern unsafe
-    package func go defer chan select struct type map range fallthrough goto switch case break continue
-    fn impl mut pub use mod crate super trait where match loop move ref dyn enum
-    int long short char float double bool boolean byte string str uint usize isize u8 u16 u32 u64 i8 i16 i32
-    i64 f32 f64 auto register signed unsigned sizeof typedef union volatile inline namespace template typename
-    using operator friend explicit mutable constexpr nullptr noexcept decltype std include define endif ifdef
-    ifndef pragma throw throws catch object val fun companion data sealed lateinit init when is out vararg
-    end then do begin rescue ensure unless until module require elsif yield puts attr_accessor attr_reader
-    echo fi esac done local declare readonly foreach endforeach endif array list dict set get""".split()
-)
-
 _MIN_LENGTH = 2
 
 
 class Tokenizer:
-    """Tokenizes text in prose mode (docs) or code mode (source); memoizes each distinct compound."""
+    """Tokenizes text; memoizes the terms of each distinct compound."""
 
-    def __init__(self, code: bool = False, extra_stopwords: Iterable[str] = ()) -> None:
-        self.code = code
-        self.stopwords = STOPWORDS_EN | (CODE_STOPWORDS if code else frozenset()) | frozenset(extra_stopwords)
+    def __init__(self, extra_stopwords: Iterable[str] = ()) -> None:
+        self.stopwords = STOPWORDS_EN | frozenset(extra_stopwords)
         self._stemmer = Stemmer.Stemmer("english")
         self._cache: dict[str, tuple[str, ...]] = {}
 
@@ -100,17 +82,21 @@ class Tokenizer:
         self._cache[compound] = result
         return result
 
-    def tokenize(self, text: str) -> list[str]:
-        """All terms of ``text`` in order (with repeats)."""
+    def tokenize(self, text: str, keywords: frozenset[str] = frozenset()) -> list[str]:
+        """All terms of ``text`` in order (with repeats).
+
+        Args:
+            text: what to tokenize.
+            keywords: a language's reserved words, dropped where they stand alone (never inside an identifier).
+        """
         out: list[str] = []
         cache = self._cache
         for compound in _COMPOUND.findall(text):
+            if keywords and compound.lower() in keywords:
+                continue
             terms = cache.get(compound)
             out.extend(terms if terms is not None else self.compound_terms(compound))
         return out
-
-    def counts(self, text: str) -> Counter[str]:
-        return Counter(self.tokenize(text))
 
 
 def path_words(path: str) -> str:
@@ -120,4 +106,4 @@ def path_words(path: str) -> str:
     return base.replace("/", " ").replace("\\", " ")
 
 
-__all__ = ["CODE_STOPWORDS", "STOPWORDS_EN", "TOKENIZER_VERSION", "Tokenizer", "path_words"]
+__all__ = ["STOPWORDS_EN", "TOKENIZER_VERSION", "Tokenizer", "path_words"]

@@ -1,4 +1,4 @@
-"""The search path, top to bottom: candidates -> fused -> deduplicated -> top k.
+"""The search path, top to bottom: candidates -> fused -> reranked -> deduplicated -> top k.
 
 Ranking only: nothing here formats text or counts output bytes.
 """
@@ -9,7 +9,13 @@ import re
 from dataclasses import dataclass
 
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.types import Funnel, Hit
+from agentty_rag.index.tokenize import path_words
+from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
+from agentty_rag.retrieve.features import wants_tests as asks_for_tests
+from agentty_rag.retrieve.mmr import jaccard, mmr_order
+from agentty_rag.retrieve.rerank import Reranked, rerank, rerank_pool
+from agentty_rag.retrieve.stitch import assemble
+from agentty_rag.types import Chunk, Funnel, Hit
 
 _SPACES = re.compile(r"\s+")
 
@@ -49,10 +55,21 @@ class Filters:
 
 
 @dataclass(frozen=True)
+class Options:
+    """Which stages run. Built from the settings by the service; every stage can be switched off."""
+
+    rerank: bool = True
+    mmr: bool = False
+    mmr_lambda: float = 0.7
+    stitch: bool = True
+
+
+@dataclass(frozen=True)
 class Retrieved:
     hits: tuple[Hit, ...]
     funnel: Funnel
     mode: str
+    explanations: tuple[Reranked, ...] = ()
 
 
 def candidate_pool(k: int) -> int:
@@ -80,19 +97,86 @@ def deduplicate(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def search(index: CorpusIndex, query: str, k: int, filters: Filters) -> Retrieved:
+def profile_query(index: CorpusIndex, query: str) -> QueryProfile:
+    terms = tuple(dict.fromkeys(index.tokenize(query)))
+    _, idf = index.term_statistics(terms)
+    return QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
+
+
+def _context_text(chunk: Chunk) -> str:
+    return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
+
+
+def candidates_for(index: CorpusIndex, profile: QueryProfile, hits: list[Hit], slots: list[int]) -> list[Candidate]:
+    """What the reranker needs of each hit: which query terms it holds, in its text, name and context."""
+    ids, _ = index.term_statistics(profile.terms)
+    held = index.chunk_term_ids(slots)
+    wanted = {t: ids[t] for t in profile.terms if t in ids}
+    out = []
+    for hit, slot in zip(hits, slots, strict=True):
+        chunk_ids = held.get(slot, frozenset())
+        terms = frozenset(t for t, i in wanted.items() if i in chunk_ids)
+        name = frozenset(index.tokenize(own_name(hit.chunk)))
+        context = frozenset(index.tokenize(_context_text(hit.chunk)))
+        out.append(Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids))
+    return out
+
+
+def per_file_cap(k: int) -> int:
+    """How many of the k results one file may take before other files get a turn: max(2, ceil(k / 3))."""
+    return max(2, -(-k // 3))
+
+
+def search(index: CorpusIndex, query: str, k: int, filters: Filters, options: Options | None = None) -> Retrieved:
     """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match)."""
+    options = options or Options()
     allowed = index.allowed(filters.key(), filters.admits) if filters.active else None
     candidates = index.lexical_search(query, candidate_pool(k), allowed)
     funnel = Funnel().then("lexical", len(candidates))
-    chunks = index.chunks([slot for slot, _ in candidates])
-    hits = [Hit(chunks[slot], score) for slot, score in candidates if slot in chunks]
+    # One leg so far: fusion is the identity.
+    fused = candidates
+    funnel = funnel.then("fused", len(fused))
+    chunks = index.chunks([slot for slot, _ in fused])
+    scored = [(slot, Hit(chunks[slot], score)) for slot, score in fused if slot in chunks]
     # Deterministic order: score first, then the chunk's content-derived id (never insertion order).
-    hits.sort(key=lambda h: (-round(h.score, 9), h.chunk.chunk_id))
+    scored.sort(key=lambda pair: (-round(pair[1].score, 9), pair[1].chunk.chunk_id))
+    pool = scored[: rerank_pool(k)]
+    explanations: tuple[Reranked, ...] = ()
+    candidates_seen: list[Candidate] = []
+    if (options.rerank or options.mmr) and pool:
+        profile = profile_query(index, query)
+        candidates_seen = candidates_for(index, profile, [h for _, h in pool], [s for s, _ in pool])
+    if options.rerank and candidates_seen:
+        reranked = rerank(candidates_seen, profile)
+        explanations = tuple(reranked)
+        candidates_seen = [r.candidate for r in reranked]
+        hits = [Hit(r.candidate.chunk, r.score) for r in reranked]
+        funnel = funnel.then("reranked", len(hits))
+    else:
+        hits = [hit for _, hit in pool]
+    if options.mmr and candidates_seen:
+        term_sets = [c.term_ids for c in candidates_seen]
+        order = mmr_order(
+            [h.score for h in hits],
+            lambda i, j: jaccard(term_sets[i], term_sets[j]),
+            options.mmr_lambda,
+            [h.chunk.ref for h in hits],
+            per_file_cap(k),
+        )
+        hits = [hits[i] for i in order]
     unique = deduplicate(hits)
-    funnel = funnel.then("dedup", len(unique))
-    top = tuple(unique[:k])
-    return Retrieved(top, funnel.then("returned", len(top)), "bm25")
+    top = tuple(assemble(unique, k, options.stitch))
+    funnel = funnel.then("dedup/stitch" if options.stitch else "dedup", len(unique))
+    return Retrieved(top, funnel.then("returned", len(top)), "bm25", explanations)
 
 
-__all__ = ["Filters", "Retrieved", "candidate_pool", "deduplicate", "search"]
+__all__ = [
+    "Filters",
+    "Options",
+    "Retrieved",
+    "candidate_pool",
+    "deduplicate",
+    "per_file_cap",
+    "profile_query",
+    "search",
+]

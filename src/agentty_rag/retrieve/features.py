@@ -1,0 +1,206 @@
+"""Explainable features of a (query, passage) pair, for the reranker. Small pure functions over plain data.
+
+Every feature is in [0, 1]. Term shares are weighted by inverse document frequency, so a rare query word
+(``savepoint``) counts for more than a common one (``return``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from agentty_rag.types import Chunk
+
+# Kinds of code chunk that define something (as opposed to grouped top-level statements or windows).
+DEFINITION_KINDS = frozenset(
+    {"function", "method", "class", "struct", "interface", "enum", "type", "impl", "module", "namespace", "macro"}
+)
+
+_IDENTIFIER = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:(?:\.|::|->|-|/)[\w$]+)*)")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+_TESTS_WANTED = re.compile(r"\b(tests?|testing|tested|specs?|pytest|unittest|fixtures?|mocks?|mocking)\b", re.I)
+_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|testing|spec|specs|test_?utils)/", re.I)
+_TEST_FILE = re.compile(
+    r"(^|/)(test_[^/]+|[^/]+_test\.\w+|[^/]+\.(test|spec)\.\w+|[^/]+_spec\.\w+|Test[A-Z][^/]*|[^/]+Tests?\.\w+"
+    r"|conftest\.py)$"
+)
+_LOW_VALUE_DIR = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|bench|docs?|scripts/dev|compat)/", re.I)
+_LINK = re.compile(r"\]\(|<a\s|:(ref|doc):`|https?://")
+
+
+@dataclass(frozen=True)
+class QueryProfile:
+    """What the reranker knows about a query.
+
+    Args:
+        terms: its distinct index terms, in query order.
+        idf: each term's inverse document frequency in the corpus.
+        identifiers: identifier-like words (``get_model``, ``SHP-4031``, anything in backticks), lower case.
+        phrases: quoted phrases, lower case.
+        wants_tests: the query asks about tests, so test files are not demoted.
+    """
+
+    text: str
+    terms: tuple[str, ...]
+    idf: Mapping[str, float]
+    identifiers: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    wants_tests: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A passage as the reranker sees it: its fused score, and the terms of its text, name and context."""
+
+    chunk: Chunk
+    score: float
+    terms: frozenset[str]
+    name_terms: frozenset[str]
+    context_terms: frozenset[str]
+    term_ids: frozenset[int] = frozenset()  # every term of the passage, for similarity between passages
+
+
+def looks_like_identifier(word: str) -> bool:
+    """``get_model``, ``getModel``, ``auth.token_ttl``, ``SHP-4031``, ``E_LOCK``: not a plain English word."""
+    if len(word) < 3:
+        return False
+    if any(sep in word for sep in ("_", ".", "::", "->", "/")) or _CAMEL.search(word):
+        return True
+    if "-" in word and any(ch.isdigit() for ch in word):
+        return True
+    return word.isupper() and any(ch.isalpha() for ch in word)
+
+
+def query_identifiers(text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    for match in _IDENTIFIER.finditer(text):
+        quoted, bare = match.groups()
+        word = (quoted or bare or "").strip().strip(".,;:()")
+        if word and (quoted or looks_like_identifier(word)) and word.lower() not in found:
+            found.append(word.lower())
+    return tuple(found)
+
+
+def query_phrases(text: str) -> tuple[str, ...]:
+    """Phrases the query quotes: "double quoted" (3+ characters) or 'single quoted' (6+, to skip apostrophes)."""
+    found = []
+    for double, single in re.findall(r"\"([^\"]{3,})\"|'([^']{6,})'", text):
+        phrase = (double or single).strip().lower()
+        if phrase:
+            found.append(phrase)
+    return tuple(found)
+
+
+def wants_tests(text: str) -> bool:
+    return _TESTS_WANTED.search(text) is not None
+
+
+def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:
+    """IDF-weighted share of the query's terms that are in ``found``."""
+    total = sum(profile.idf.get(t, 0.0) for t in profile.terms)
+    if total <= 0:
+        return 0.0
+    present = set(found)
+    return sum(profile.idf.get(t, 0.0) for t in profile.terms if t in present) / total
+
+
+def coverage(candidate: Candidate, profile: QueryProfile) -> float:
+    """How much of the query the passage holds anywhere."""
+    return weighted_share(candidate.terms, profile)
+
+
+def name_match(candidate: Candidate, profile: QueryProfile) -> float:
+    """How much of the query the passage's own name holds (function name, deepest heading, skill name)."""
+    return weighted_share(candidate.name_terms, profile)
+
+
+def context_match(candidate: Candidate, profile: QueryProfile) -> float:
+    """How much of the query its context holds: enclosing symbols or headings, and the file path."""
+    return weighted_share(candidate.context_terms, profile)
+
+
+def phrase_match(candidate: Candidate, profile: QueryProfile) -> float:
+    """1 when a quoted phrase of the query appears verbatim."""
+    text = candidate.chunk.text.lower()
+    return 1.0 if any(p in text for p in profile.phrases) else 0.0
+
+
+def identifier_match(candidate: Candidate, profile: QueryProfile) -> float:
+    """Share of the query's identifiers that appear verbatim in the passage or its symbol path."""
+    if not profile.identifiers:
+        return 0.0
+    haystack = f"{candidate.chunk.text}\n{candidate.chunk.symbol}\n{candidate.chunk.context}".lower()
+    return sum(1 for ident in profile.identifiers if ident in haystack) / len(profile.identifiers)
+
+
+def own_name(chunk: Chunk) -> str:
+    """The name a passage is about: the last part of a symbol path, the deepest heading, a skill or fact id."""
+    if chunk.source == "code":
+        return chunk.symbol.rsplit(".", 1)[-1]
+    if chunk.source in ("skill", "memory"):
+        return chunk.ref
+    return chunk.context.rsplit(" > ", 1)[-1] if chunk.context else ""
+
+
+def defines_identifier(candidate: Candidate, profile: QueryProfile) -> float:
+    """1 when the passage defines (is named after) an identifier the query names: the definition, not a use."""
+    name = own_name(candidate.chunk).lower()
+    return 1.0 if name and any(ident == name or ident.endswith("." + name) for ident in profile.identifiers) else 0.0
+
+
+def is_definition(chunk: Chunk) -> float:
+    return 1.0 if chunk.source == "code" and chunk.kind in DEFINITION_KINDS else 0.0
+
+
+def is_test_path(path: str) -> bool:
+    return _TEST_DIR.search(path) is not None or _TEST_FILE.search(path) is not None
+
+
+def test_file(chunk: Chunk, profile: QueryProfile) -> float:
+    """1 for code in a test file, unless the query asks about tests."""
+    return 1.0 if chunk.source == "code" and not profile.wants_tests and is_test_path(chunk.ref) else 0.0
+
+
+def low_value_path(chunk: Chunk) -> float:
+    """1 for code under examples, samples, benchmarks, docs or compatibility shims."""
+    return 1.0 if chunk.source == "code" and _LOW_VALUE_DIR.search(chunk.ref) is not None else 0.0
+
+
+def tiny(chunk: Chunk) -> float:
+    """1 for a passage of one or two lines: rarely the answer, often a stray import or constant."""
+    return 1.0 if sum(1 for line in chunk.text.split("\n") if line.strip()) <= 2 else 0.0
+
+
+def link_heavy(chunk: Chunk) -> float:
+    """Share of a docs passage's lines that are links: an index page mentions every word and answers none."""
+    if chunk.source == "code":
+        return 0.0
+    lines = [line for line in chunk.text.split("\n") if line.strip()]
+    if len(lines) < 3:
+        return 0.0
+    return sum(1 for line in lines if _LINK.search(line)) / len(lines)
+
+
+__all__ = [
+    "Candidate",
+    "QueryProfile",
+    "context_match",
+    "coverage",
+    "defines_identifier",
+    "identifier_match",
+    "is_definition",
+    "is_test_path",
+    "link_heavy",
+    "looks_like_identifier",
+    "low_value_path",
+    "name_match",
+    "own_name",
+    "phrase_match",
+    "query_identifiers",
+    "query_phrases",
+    "test_file",
+    "tiny",
+    "wants_tests",
+    "weighted_share",
+]

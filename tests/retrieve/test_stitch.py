@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from agentty_rag.retrieve.stitch import collapse_near_duplicates, stitch
+from agentty_rag.types import Chunk, Hit
+
+LINES = [f"line {n}" for n in range(1, 41)]
+
+
+def _code(start: int, end: int, symbol: str = "", ref: str = "a.py") -> Chunk:
+    return Chunk("code", ref, start, end, "\n".join(LINES[start - 1 : end]), "python", "function", "", symbol)
+
+
+def _hit(chunk: Chunk, score: float) -> Hit:
+    return Hit(chunk, score)
+
+
+def test_overlapping_chunks_become_one_passage_with_exact_lines() -> None:
+    (merged,) = stitch([_hit(_code(10, 20, "A.f"), 2.0), _hit(_code(15, 25, "A.g"), 1.0)])
+    assert (merged.chunk.start_line, merged.chunk.end_line) == (10, 25)
+    assert merged.chunk.text == "\n".join(LINES[9:25])
+    assert merged.chunk.symbol == "A.f, A.g" and merged.score == 2.0
+    assert merged.chunk.provenance == "code:a.py:10-25"
+
+
+def test_adjacent_chunks_and_a_gap_of_one_line() -> None:
+    (adjacent,) = stitch([_hit(_code(1, 5), 1.0), _hit(_code(6, 9), 0.5)])
+    assert (adjacent.chunk.start_line, adjacent.chunk.end_line) == (1, 9)
+    assert adjacent.chunk.text == "\n".join(LINES[0:9])
+    (gap,) = stitch([_hit(_code(12, 14), 0.5), _hit(_code(1, 10), 1.0)])
+    assert (gap.chunk.start_line, gap.chunk.end_line) == (1, 14)
+    assert gap.chunk.text == "\n".join(LINES[0:10]) + "\n\n" + "\n".join(LINES[11:14])
+
+
+def test_a_gap_of_two_lines_or_another_file_stays_apart() -> None:
+    assert len(stitch([_hit(_code(1, 5), 1.0), _hit(_code(8, 9), 0.5)])) == 2
+    assert len(stitch([_hit(_code(1, 5), 1.0), _hit(_code(6, 9, ref="b.py"), 0.5)])) == 2
+
+
+def test_the_merged_passage_takes_the_better_rank_and_can_chain() -> None:
+    hits = [
+        _hit(_code(30, 31), 3.0),
+        _hit(_code(1, 4), 2.0),
+        _hit(_code(20, 22), 1.5),
+        _hit(_code(5, 8), 1.0),
+        _hit(_code(9, 12), 0.5),
+    ]
+    out = stitch(hits)
+    assert [(h.chunk.start_line, h.chunk.end_line) for h in out] == [(30, 31), (1, 12), (20, 22)]
+
+
+def test_overlapping_prose_windows_join_without_repeating_the_overlap() -> None:
+    first = Chunk("docs", "g.md", 1, 3, "alpha beta gamma\ndelta epsilon", "markdown", "section", "G")
+    second = Chunk("docs", "g.md", 2, 4, "delta epsilon\nzeta eta", "markdown", "section", "G")
+    (merged,) = stitch([_hit(first, 1.0), _hit(second, 0.9)])
+    assert merged.chunk.text == "alpha beta gamma\ndelta epsilon\nzeta eta"
+    assert merged.chunk.context == "G"
+
+
+def test_memory_facts_are_never_stitched() -> None:
+    a = Chunk("memory", "facts", 1, 1, "one fact", "text", "fact")
+    b = Chunk("memory", "facts", 2, 2, "another fact", "text", "fact")
+    assert len(stitch([_hit(a, 1.0), _hit(b, 0.5)])) == 2
+
+
+def test_near_duplicates_collapse_into_the_better_one() -> None:
+    paragraph = "Rotate the signing key every ninety days and keep the previous key for verification only."
+    a = Chunk("docs", "guide/keys.md", 3, 9, paragraph + " More words here.", "markdown", "section", "Keys")
+    b = Chunk("docs", "ops/rotation.md", 1, 2, paragraph, "markdown", "section", "Rotation")
+    c = Chunk("docs", "other.md", 1, 2, "Something else entirely about deployments.", "markdown")
+    out = collapse_near_duplicates([_hit(a, 1.0), _hit(b, 0.9), _hit(c, 0.5)])
+    assert [h.chunk.ref for h in out] == ["guide/keys.md", "other.md"]
+    assert out[0].also == ("docs:ops/rotation.md:1-2",)
