@@ -1,9 +1,16 @@
 from __future__ import annotations
 
-from agentty_rag.retrieve.stitch import collapse_near_duplicates, stitch
+from agentty_rag.retrieve.stitch import assemble
+
+
 from agentty_rag.types import Chunk, Hit
 
 LINES = [f"line {n}" for n in range(1, 41)]
+
+
+def stitch(hits: list[Hit]) -> list[Hit]:
+    """Stitch with every hit inside the cut."""
+    return assemble(hits, len(hits))
 
 
 def _code(start: int, end: int, symbol: str = "", ref: str = "a.py") -> Chunk:
@@ -67,6 +74,19 @@ def test_near_duplicates_collapse_into_the_better_one() -> None:
     a = Chunk("docs", "guide/keys.md", 3, 9, paragraph + " More words here.", "markdown", "section", "Keys")
     b = Chunk("docs", "ops/rotation.md", 1, 2, paragraph, "markdown", "section", "Rotation")
     c = Chunk("docs", "other.md", 1, 2, "Something else entirely about deployments.", "markdown")
-    out = collapse_near_duplicates([_hit(a, 1.0), _hit(b, 0.9), _hit(c, 0.5)])
+    out = assemble([_hit(a, 1.0), _hit(b, 0.9), _hit(c, 0.5)], 3)
     assert [h.chunk.ref for h in out] == ["guide/keys.md", "other.md"]
     assert out[0].also == ("docs:ops/rotation.md:1-2",)
+
+
+def test_only_hits_that_made_the_cut_are_stitched_and_free_slots_are_refilled() -> None:
+    hits = [
+        _hit(_code(1, 4, "A.a"), 4.0),
+        _hit(_code(30, 31, "B.b"), 3.0),
+        _hit(_code(5, 8, "A.c"), 2.0),
+        _hit(_code(9, 12, "A.d"), 1.5),
+        _hit(_code(20, 22, "C.e"), 1.0),
+    ]
+    out = assemble(hits, 3)
+    # 1-4 and 5-8 both made the cut: stitched. 9-12 ranked 4th only neighbours a shown passage: left out.
+    assert [(h.chunk.start_line, h.chunk.end_line) for h in out] == [(1, 8), (30, 31), (20, 22)]

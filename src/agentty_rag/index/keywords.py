@@ -28,8 +28,8 @@ KEYWORDS: dict[str, frozenset[str]] = {
         "tsx": _TS,
         "go": """break case chan const continue default defer else fallthrough for func go goto if import interface map
             package range return select struct switch type var nil true false iota string int error bool""",
-        "rust": """as break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub
-            ref return self static struct super trait true type unsafe use where while async await dyn""",
+        "rust": """as break const continue crate else enum extern false fn for if impl in let loop match mod move
+            mut pub ref return self static struct super trait true type unsafe use where while async await dyn""",
         "java": """abstract assert boolean break byte case catch char class const continue default do double else enum
             extends final finally float for goto if implements import instanceof int interface long native new package
             private protected public return short static strictfp super switch synchronized this throw throws

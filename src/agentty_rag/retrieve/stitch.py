@@ -63,27 +63,6 @@ def _neighbours(a: Chunk, b: Chunk) -> bool:
     return b.start_line <= a.end_line + 1 + _MAX_GAP_LINES and a.start_line <= b.end_line + 1 + _MAX_GAP_LINES
 
 
-def stitch(hits: list[Hit]) -> list[Hit]:
-    """Merge neighbouring passages of the same file; the merged passage takes the better one's rank."""
-    out: list[Hit] = []
-    for hit in hits:
-        current = hit
-        position: int | None = None
-        while True:
-            index = next((i for i, kept in enumerate(out) if _neighbours(kept.chunk, current.chunk)), None)
-            if index is None:
-                break
-            kept = out.pop(index)
-            position = index if position is None else min(position, index)
-            also = tuple(dict.fromkeys((*kept.also, *current.also)))
-            current = Hit(merge_chunks(kept.chunk, current.chunk), max(kept.score, current.score), also)
-        if position is None:
-            out.append(current)
-        else:
-            out.insert(position, current)
-    return out
-
-
 def assemble(hits: list[Hit], k: int, stitching: bool = True) -> list[Hit]:
     """The final ``k`` passages: stitch neighbours among the hits that made the cut, then refill.
 
@@ -134,23 +113,4 @@ def _shingles(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
 
 
-def collapse_near_duplicates(hits: list[Hit]) -> list[Hit]:
-    """Drop passages mostly contained in a better-ranked one; the survivor lists their provenance."""
-    kept: list[tuple[Hit, frozenset[tuple[str, ...]]]] = []
-    for hit in hits:
-        shingles = _shingles(hit.chunk.text)
-        owner = None
-        for index, (other, other_shingles) in enumerate(kept):
-            if shingles and len(shingles & other_shingles) >= NEAR_DUPLICATE_CONTAINMENT * len(shingles):
-                owner = index
-                break
-        if owner is None:
-            kept.append((hit, shingles))
-        else:
-            other, other_shingles = kept[owner]
-            also = tuple(dict.fromkeys((*other.also, hit.chunk.provenance, *hit.also)))
-            kept[owner] = (Hit(other.chunk, other.score, also), other_shingles)
-    return [hit for hit, _ in kept]
-
-
-__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "collapse_near_duplicates", "merge_chunks", "stitch"]
+__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "merge_chunks"]
