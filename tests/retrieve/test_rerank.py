@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from agentty_rag.config import load_settings
@@ -29,7 +30,7 @@ def _profile(text: str, terms: tuple[str, ...]) -> QueryProfile:
 
 
 def _candidate(
-    chunk: Chunk, score: float, terms: set[str], name: set[str] = frozenset(), context: set[str] = frozenset()
+    chunk: Chunk, score: float, terms: set[str], name: Iterable[str] = (), context: Iterable[str] = ()
 ) -> Candidate:
     return Candidate(chunk, score, frozenset(terms), frozenset(name), frozenset(context))
 

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 from agentty_rag.retrieve.stitch import assemble
-
-
 from agentty_rag.types import Chunk, Hit
 
 LINES = [f"line {n}" for n in range(1, 41)]
