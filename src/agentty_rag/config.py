@@ -188,6 +188,40 @@ VARIABLES: tuple[Variable, ...] = (
         64 * KIB,
     ),
     Variable(
+        "AGENTTY_RAG_RELEVANCE_FLOOR",
+        "relevance_floor",
+        "float",
+        0.30,
+        "A passage is kept only if its score is at least this fraction of the best hit's (0 keeps all).",
+        0.0,
+        1.0,
+    ),
+    Variable(
+        "AGENTTY_RAG_BUDGET_GAMMA",
+        "budget_gamma",
+        "float",
+        1.5,
+        "Bytes are shared in proportion to score ** gamma (0: equal shares).",
+        0.0,
+        4.0,
+    ),
+    Variable(
+        "AGENTTY_RAG_CONF_BUDGET_FLOOR",
+        "conf_budget_floor",
+        "float",
+        0.45,
+        "Share of the output budget used at confidence 0; it ramps to all of it at confidence 1.",
+        0.0,
+        1.0,
+    ),
+    Variable(
+        "AGENTTY_RAG_EXTRACTIVE",
+        "extractive",
+        "bool",
+        True,
+        "Compress long passages to the sentences / lines the query needs (0: first lines only).",
+    ),
+    Variable(
         "AGENTTY_RAG_MEASURE",
         "measure",
         "bool",
@@ -235,6 +269,10 @@ class Settings:
     mmr_lambda: float = 0.7
     stitch: bool = True
     output_bytes: int = 12_288
+    relevance_floor: float = 0.30
+    budget_gamma: float = 1.5
+    conf_budget_floor: float = 0.45
+    extractive: bool = True
     measure: bool = False
     log_level: str = "warning"
     home: Path | None = None

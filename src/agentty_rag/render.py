@@ -2,8 +2,8 @@
 
 The header says truthfully how the result was produced (the mode and every stage's count); each passage
 starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``,
-``code:src/x.py:80-126``). Relevance is the passage's score divided by the best score of the same result, so
-1.00 is the best hit and the numbers compare only within one result.
+``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00 is the best hit and 0.00 the
+weakest candidate the ranking considered; the numbers compare only within one result.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentty_rag.budget import Passage, utf8_len
+from agentty_rag.budget import Packed
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import Chunk, SearchResult
 
@@ -34,33 +34,37 @@ def _label(chunk: Chunk) -> str:
     return chunk.context
 
 
-def header(result: SearchResult, passages: list[Passage], budget: int) -> str:
-    used = sum(utf8_len(p.text) for p in passages)
-    trimmed = sum(1 for p in passages if p.trimmed)
+def header(result: SearchResult, packed: Packed) -> str:
     parts = [result.tool, result.mode]
     if result.funnel.stages:
         parts.append(funnel_text(result))
-    if passages:
-        parts.append(f"{used:,} of {budget:,} bytes" + (f", {trimmed} trimmed" if trimmed else ""))
+    if packed.passages:
+        parts.append(f"confidence {packed.confidence:.2f}")
+        used = f"~{packed.used_tokens:,} of ~{packed.total_tokens:,} tokens ({packed.used_bytes:,} bytes)"
+        if packed.compressed:
+            used += f", {packed.compressed} compressed"
+        parts.append(used)
     return " · ".join(parts)
 
 
-def render_text(result: SearchResult, passages: list[Passage], budget: int) -> str:
+def render_text(result: SearchResult, packed: Packed) -> str:
     """The text the model reads."""
-    lines = [header(result, passages, budget)]
+    lines = [header(result, packed)]
     lines.extend(f"note: {note}" for note in result.notes)
-    if not passages:
+    if not packed.passages:
         lines.append(result.empty_reason or f"no matches ({result.mode})")
         return "\n".join(lines)
-    for number, passage in enumerate(passages, start=1):
+    for number, passage in enumerate(packed.passages, start=1):
         chunk = passage.hit.chunk
         label = _label(chunk)
         title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
         if label:
             title += f" · {label}"
         title += f" · relevance {passage.relevance:.2f}"
-        if passage.trimmed:
-            title += f" · first lines of {chunk.start_line}-{chunk.end_line}"
+        if passage.compressed and chunk.source not in ("skill", "memory"):
+            title += f" · excerpt of {chunk.start_line}-{chunk.end_line}"
+        elif passage.compressed:
+            title += " · excerpt"
         lines.append("")
         lines.append(title)
         if passage.hit.also:
@@ -72,16 +76,18 @@ def render_text(result: SearchResult, passages: list[Passage], budget: int) -> s
     return "\n".join(lines)
 
 
-def render_structured(result: SearchResult, passages: list[Passage], budget: int) -> dict[str, Any]:
+def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
     """The same result as data: one object per passage, plus the header's facts."""
     return {
         "tool": result.tool,
         "mode": result.mode,
         "query": result.query,
         "funnel": [{"stage": stage, "count": count} for stage, count in result.funnel.stages],
-        "budget_bytes": budget,
-        "used_bytes": sum(utf8_len(p.text) for p in passages),
-        "empty_reason": "" if passages else (result.empty_reason or f"no matches ({result.mode})"),
+        "confidence": packed.confidence,
+        "budget_bytes": packed.total_bytes,
+        "used_bytes": packed.used_bytes,
+        "compressed": packed.compressed,
+        "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({result.mode})"),
         "notes": list(result.notes),
         "results": [
             {
@@ -96,10 +102,10 @@ def render_structured(result: SearchResult, passages: list[Passage], budget: int
                 "heading": p.hit.chunk.context if p.hit.chunk.source != "code" else "",
                 "symbol": p.hit.chunk.symbol,
                 "text": p.text,
-                "trimmed": p.trimmed,
+                "compressed": p.compressed,
                 "also": list(p.hit.also),
             }
-            for p in passages
+            for p in packed.passages
         ],
     }
 

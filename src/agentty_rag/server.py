@@ -70,7 +70,7 @@ class ResultItem(BaseModel):
     heading: str
     symbol: str
     text: str
-    trimmed: bool
+    compressed: bool
     also: list[str]
 
 
@@ -81,8 +81,10 @@ class SearchOutput(BaseModel):
     mode: str
     query: str
     funnel: list[FunnelStage]
+    confidence: float
     budget_bytes: int
     used_bytes: int
+    compressed: int
     empty_reason: str
     notes: list[str]
     results: list[ResultItem]

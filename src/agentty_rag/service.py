@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentty_rag.budget import Passage, fit
+from agentty_rag.budget import BudgetConfig, Packed, fit
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
 from agentty_rag.config import Settings
@@ -20,6 +20,7 @@ from agentty_rag.errors import BadRequest, IndexBusy
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
 from agentty_rag.render import render_structured, render_text
+from agentty_rag.retrieve.features import QueryProfile
 from agentty_rag.retrieve.pipeline import Filters, Options, Retrieved, search
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.sources.base import Source
@@ -47,10 +48,20 @@ class Outcome:
     """One search's result, its fitted passages, and both renderings."""
 
     result: SearchResult
-    passages: list[Passage]
+    packed: Packed
     text: str
     structured: dict[str, Any]
     explanations: tuple[Reranked, ...] = ()
+
+
+def query_evidence(index: CorpusIndex, profile: QueryProfile) -> Callable[[str], float]:
+    """Scores a piece of text by the rare-term weight of the query terms it holds."""
+    weights = {t: profile.idf.get(t, 0.0) for t in profile.terms}
+
+    def evidence(text: str) -> float:
+        return sum(weights.get(term, 0.0) for term in set(index.tokenize(text)))
+
+    return evidence
 
 
 def _check_query(query: str) -> tuple[str, tuple[str, ...]]:
@@ -228,12 +239,11 @@ class Workspace:
     ) -> Outcome:
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
-        budget = self.settings.output_bytes
         if not index.lock.acquire(timeout=wait):
             done, total = index.build_state
             reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
             result = SearchResult(tool, query, "bm25", (), Funnel(), reason, notes)
-            return self._outcome(result, budget)
+            return self._outcome(index, result)
         try:
             try:
                 index.refresh()
@@ -242,7 +252,7 @@ class Workspace:
                 notes = (*notes, f"{error}; these results may miss the newest edits")
             if index.n_chunks == 0:
                 result = SearchResult(tool, query, "bm25", (), Funnel(), self._nothing_indexed(name), notes)
-                return self._outcome(result, budget)
+                return self._outcome(index, result)
             retrieved = search(index, query, k, filters, self.options())
         finally:
             index.lock.release()
@@ -250,7 +260,7 @@ class Workspace:
         if not retrieved.hits:
             reason = f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
         result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, notes)
-        return self._outcome(result, budget, retrieved.explanations)
+        return self._outcome(index, result, retrieved)
 
     def options(self) -> Options:
         """Which ranking stages run, from the settings."""
@@ -263,21 +273,34 @@ class Workspace:
         with index.lock:
             return search(index, query, k, filters or Filters(), self.options())
 
-    def render(self, tool: str, query: str, retrieved: Retrieved) -> Outcome:
+    def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
         reason = "" if retrieved.hits else f"no matches ({retrieved.mode})"
-        result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason)
-        return self._outcome(result, self.settings.output_bytes)
+        result = SearchResult(f"search_{name}", query, retrieved.mode, retrieved.hits, retrieved.funnel, reason)
+        return self._outcome(self.index(name), result, retrieved, budget)
 
-    def _outcome(self, result: SearchResult, budget: int, explanations: tuple[Reranked, ...] = ()) -> Outcome:
-        passages = fit(result.hits, budget)
-        return Outcome(
-            result,
-            passages,
-            render_text(result, passages, budget),
-            render_structured(result, passages, budget),
-            explanations,
-        )
+    def budget(self) -> BudgetConfig:
+        """The token-economy levers, from the settings."""
+        s = self.settings
+        return BudgetConfig(s.output_bytes, s.relevance_floor, s.budget_gamma, s.conf_budget_floor, s.extractive)
+
+    def _outcome(
+        self,
+        index: CorpusIndex,
+        result: SearchResult,
+        retrieved: Retrieved | None = None,
+        budget: BudgetConfig | None = None,
+    ) -> Outcome:
+        evidence = None
+        confidence = 0.0
+        weakest = None
+        if retrieved is not None:
+            confidence, weakest = retrieved.confidence, retrieved.weakest
+            if retrieved.profile is not None:
+                evidence = query_evidence(index, retrieved.profile)
+        packed = fit(result.hits, budget or self.budget(), confidence, evidence, weakest)
+        explanations = retrieved.explanations if retrieved is not None else ()
+        return Outcome(result, packed, render_text(result, packed), render_structured(result, packed), explanations)
 
     def _nothing_indexed(self, name: str) -> str:
         if name == "code":

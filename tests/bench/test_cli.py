@@ -58,9 +58,22 @@ def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) ->
     data = json.loads(out.read_text())
     _assert_report(data, "docs", 128)
     assert set(data["timings"]) == {"cold_open_first_answer_s", "freshness_scan_s", "one_edit_next_answer_s"}
-    bm25 = data["rungs"][-1]
-    assert 0 < bm25["output"]["bytes_per_query"] <= 12288 + 4096
-    assert 0 <= bm25["output"]["answer_retention"] <= 1
+    levers = data["token_economy"]
+    assert sorted(levers) == sorted(
+        [
+            "all levers on",
+            "- relevance floor",
+            "- water-filling",
+            "- confidence scaling",
+            "- extractive",
+            "- water-filling, - extractive",
+            "all levers off",
+        ]
+    )
+    on, off = levers["all levers on"], levers["all levers off"]
+    assert 0 < on["bytes_per_query"] < off["bytes_per_query"] <= 12288 + 4096
+    assert 0.9 <= on["answer_retention"] <= 1 and off["answer_retention"] == 1.0
+    assert "token economy (same ranking)" in result.stdout
     measure = [line for line in result.stdout.splitlines() if line.startswith("MEASURE ")]
     assert len(measure) == 1 and "mode=bm25 queries=128 bytes=" in measure[0] and "answer_retention=" in measure[0]
     assert "baseline" in result.stdout and "cold open + first answer" in result.stdout

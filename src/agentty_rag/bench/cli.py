@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,28 @@ from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
 
 # The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
-# then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults).
+# then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults);
+# ``+budget`` measures the passages that survive the output path (the relevance floor may drop some).
 _ALL_OFF = {"AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
 RUNGS: dict[str, dict[str, str]] = {
     "baseline": {},
     "bm25": _ALL_OFF,
     "+rerank": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1"},
     "+stitch": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+budget": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
     "+mmr": {"AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
+}
+# Rungs whose hits are what the output path shows, not the ranking alone.
+_OUTPUT_RUNGS = {"+budget", "+mmr", "current"}
+# Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
+LEVERS: dict[str, dict[str, object]] = {
+    "all levers on": {},
+    "- relevance floor": {"relevance_floor": 0.0},
+    "- water-filling": {"gamma": 0.0},
+    "- confidence scaling": {"confidence_floor": 1.0},
+    "- extractive": {"extractive": False},
+    "- water-filling, - extractive": {"gamma": 0.0, "extractive": False},
+    "all levers off": {"relevance_floor": 0.0, "gamma": 0.0, "confidence_floor": 1.0, "extractive": False},
 }
 TOKENS_PER_BYTE = 0.25  # ~4 bytes per token: the usual estimate for English text and code
 
@@ -154,45 +169,87 @@ def _path_of(index: Any, key: str) -> str | None:
     return stamp.path if stamp is not None else None
 
 
-def _measure(workspace: Workspace, corpus: str, queries: list[Query], k: int) -> dict[str, float]:
-    """Bytes and tokens the output path emits per query, and the share of queries whose answers survive."""
-    total_bytes = 0
-    kept = with_answers = 0
+def _measure(workspace: Workspace, corpus: str, queries: list[Query], k: int) -> dict[str, dict[str, float]]:
+    """Per token-economy row: bytes and tokens emitted per query, and how many answers survive.
+
+    ``answers_in_output`` is the share of queries (with ``answers``) whose answer substrings all appear in the
+    emitted text; ``answer_retention`` is that share among the queries whose answers the ranked passages held
+    in full before the output path (what the output path keeps of what the ranking found).
+    """
+    base = workspace.budget()
+    configs = {name: replace(base, **change) for name, change in LEVERS.items()}  # type: ignore[arg-type]
+    totals = {name: {"bytes": 0, "kept": 0, "found_kept": 0} for name in configs}
+    with_answers = found = 0
     for query in queries:
         retrieved = workspace.ranked(corpus, query.text, k)
-        outcome = workspace.render(f"search_{corpus}", query.text, retrieved)
-        total_bytes += len(outcome.text.encode("utf-8"))
-        if query.answers:
-            with_answers += 1
-            kept += all(answer in outcome.text for answer in query.answers)
+        ranked_text = "\n".join(hit.chunk.text for hit in retrieved.hits)
+        has_answers = bool(query.answers)
+        in_ranking = has_answers and all(a in ranked_text for a in query.answers)
+        with_answers += has_answers
+        found += in_ranking
+        for name, config in configs.items():
+            text = workspace.render(corpus, query.text, retrieved, config).text
+            totals[name]["bytes"] += len(text.encode("utf-8"))
+            kept = has_answers and all(a in text for a in query.answers)
+            totals[name]["kept"] += kept
+            totals[name]["found_kept"] += kept and in_ranking
     count = max(len(queries), 1)
+    nan = float("nan")
     return {
-        "bytes_per_query": total_bytes / count,
-        "tokens_per_query": total_bytes * TOKENS_PER_BYTE / count,
-        "answer_retention": kept / with_answers if with_answers else float("nan"),
-        "queries_with_answers": float(with_answers),
+        name: {
+            "bytes_per_query": t["bytes"] / count,
+            "tokens_per_query": t["bytes"] * TOKENS_PER_BYTE / count,
+            "answers_in_output": t["kept"] / with_answers if with_answers else nan,
+            "answer_retention": t["found_kept"] / found if found else nan,
+            "queries_with_answers": float(with_answers),
+            "answers_in_ranking": float(found),
+        }
+        for name, t in totals.items()
     }
 
 
-def _format_table(rows: list[dict[str, Any]], measure: bool) -> str:
+def _format_levers(levers: dict[str, dict[str, float]]) -> str:
+    """The token-economy table: one row per lever switched off, against all off and against no
+    water-filling and no extraction (the same ranking with only the floor and confidence scaling)."""
+    base = levers["all levers off"]["tokens_per_query"] or 1.0
+    plain = levers["- water-filling, - extractive"]["tokens_per_query"] or 1.0
+    header = [
+        "token economy (same ranking)",
+        "bytes/q",
+        "tokens/q",
+        "vs all off",
+        "vs no wf/extr",
+        "answers in output",
+        "answer retention",
+    ]
+    lines = [header]
+    for name, row in levers.items():
+        tokens = row["tokens_per_query"]
+        lines.append(
+            [
+                name,
+                f"{row['bytes_per_query']:.0f}",
+                f"{tokens:.0f}",
+                f"{tokens / base - 1:+.0%}",
+                f"{tokens / plain - 1:+.0%}",
+                _ratio(row["answers_in_output"]),
+                _ratio(row["answer_retention"]),
+            ]
+        )
+    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in lines)
+
+
+def _ratio(value: float) -> str:
+    return "-" if value != value else f"{value:.3f}"
+
+
+def _format_table(rows: list[dict[str, Any]]) -> str:
     header = ["rung", "recall@1", "recall@5", "recall@10", "MRR", "nDCG@10", "ms p50", "ms p95"]
-    if measure:
-        header += ["bytes/q", "tokens/q", "answers kept"]
     lines = [header]
     for row in rows:
         line = [row["rung"]] + [f"{row[m]:.3f}" for m in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10")]
         line += [f"{row['ms_p50']:.1f}", f"{row['ms_p95']:.1f}"]
-        if measure:
-            out = row.get("output")
-            line += (
-                [
-                    f"{out['bytes_per_query']:.0f}",
-                    f"{out['tokens_per_query']:.0f}",
-                    "-" if out["answer_retention"] != out["answer_retention"] else f"{out['answer_retention']:.3f}",
-                ]
-                if out
-                else ["-", "-", "-"]
-            )
         lines.append(line)
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(header))]
     return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in lines)
@@ -274,20 +331,27 @@ def run(args: argparse.Namespace) -> int:
                 overrides = {} if rung == "current" else RUNGS[rung]
                 rung_workspace = Workspace(copy_root, load_settings({**env, **overrides}))
                 rung_workspace.index(args.corpus).refresh()
+                output = rung in _OUTPUT_RUNGS
 
-                def searcher(query: str, k: int, ws: Workspace = rung_workspace) -> list[Chunk]:
-                    return [hit.chunk for hit in ws.ranked(args.corpus, query, k).hits]
+                def searcher(query: str, k: int, ws: Workspace = rung_workspace, shown: bool = output) -> list[Chunk]:
+                    retrieved = ws.ranked(args.corpus, query, k)
+                    if not shown:
+                        return [hit.chunk for hit in retrieved.hits]
+                    return [p.hit.chunk for p in ws.render(args.corpus, query, retrieved).packed.passages]
 
             result: RungResult = evaluate(rung, searcher, queries, level, args.k)
             row: dict[str, Any] = {"rung": rung, **result.summary()}
-            if measure and rung_workspace is not None:
-                row["output"] = _measure(rung_workspace, args.corpus, queries, args.k)
+            if rung_workspace is not None:
                 row["mode"] = rung_workspace.ranked(args.corpus, queries[0].text, 1).mode
             row["per_query"] = [{"id": s.id, "first_rank": s.first_rank, "rr": s.rr} for s in result.scores]
             rows.append(row)
             if rung_workspace is not None:
                 rung_workspace.close()
 
+        levers: dict[str, dict[str, float]] = {}
+        if measure:
+            progress("measuring the output path")
+            levers = _measure(workspace, args.corpus, queries, args.k)
         timings: dict[str, float] = {}
         if not args.no_timings:
             timings = _timings(workspace, args.corpus, copy_root, env, queries[0].text, progress)
@@ -299,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"queries: {query_set} · relevance at {level} level · k={args.k}")
     print(f"machine: {os.cpu_count()} cores · Python {platform.python_version()} · agentty-rag {__version__}")
     print()
-    print(_format_table(rows, measure))
+    print(_format_table(rows))
     print()
     files_per_s = copied.files / build_seconds if build_seconds else 0.0
     print(
@@ -310,16 +374,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"cold open + first answer     {timings['cold_open_first_answer_s']:7.2f} s  (new process, median of 3)")
         print(f"freshness scan, no change    {timings['freshness_scan_s'] * 1000:7.1f} ms")
         print(f"one edit -> next answer      {timings['one_edit_next_answer_s'] * 1000:7.1f} ms")
-    if measure:
-        current = next((r for r in reversed(rows) if "output" in r), None)
-        if current is not None:
-            out = current["output"]
-            print(
-                f"MEASURE mode={current.get('mode', 'bm25')} queries={len(queries)} "
-                f"bytes={out['bytes_per_query']:.0f} tokens={out['tokens_per_query']:.0f} "
-                f"answer_retention={out['answer_retention']:.3f} recall@10={current['recall@10']:.3f} "
-                f"mrr={current['mrr']:.3f} ndcg@10={current['ndcg@10']:.3f}"
-            )
+    if levers:
+        print()
+        print(_format_levers(levers))
+        current = next((r for r in rows if r["rung"] in ("+budget", "current")), rows[-1])
+        out = levers["all levers on"]
+        print(
+            f"MEASURE mode={current.get('mode', 'bm25')} queries={len(queries)} "
+            f"bytes={out['bytes_per_query']:.0f} tokens={out['tokens_per_query']:.0f} "
+            f"answer_retention={_ratio(out['answer_retention'])} recall@10={current['recall@10']:.3f} "
+            f"mrr={current['mrr']:.3f} ndcg@10={current['ndcg@10']:.3f}"
+        )
     if args.json:
         data = {
             "version": __version__,
@@ -340,6 +405,7 @@ def run(args: argparse.Namespace) -> int:
             "index_full_s": build_seconds,
             "index_report": {"files": report.rechunked_files, "chunks": report.chunks_added},
             "timings": timings,
+            "token_economy": levers,
             "rungs": rows,
         }
         args.json.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.tokenize import path_words
-from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
+from agentty_rag.retrieve.confidence import retrieval_confidence
+from agentty_rag.retrieve.features import (
+    Candidate,
+    QueryProfile,
+    coverage,
+    own_name,
+    query_identifiers,
+    query_phrases,
+)
 from agentty_rag.retrieve.features import wants_tests as asks_for_tests
 from agentty_rag.retrieve.mmr import jaccard, mmr_order
 from agentty_rag.retrieve.rerank import Reranked, rerank, rerank_pool
@@ -70,6 +78,9 @@ class Retrieved:
     funnel: Funnel
     mode: str
     explanations: tuple[Reranked, ...] = ()
+    confidence: float = 0.0
+    profile: QueryProfile | None = None
+    weakest: float | None = None  # the lowest score among the candidates considered: relevance 0
 
 
 def candidate_pool(k: int) -> int:
@@ -142,11 +153,12 @@ def search(index: CorpusIndex, query: str, k: int, filters: Filters, options: Op
     scored.sort(key=lambda pair: (-round(pair[1].score, 9), pair[1].chunk.chunk_id))
     pool = scored[: rerank_pool(k)]
     explanations: tuple[Reranked, ...] = ()
+    profile = profile_query(index, query) if pool else None
     candidates_seen: list[Candidate] = []
-    if (options.rerank or options.mmr) and pool:
-        profile = profile_query(index, query)
-        candidates_seen = candidates_for(index, profile, [h for _, h in pool], [s for s, _ in pool])
-    if options.rerank and candidates_seen:
+    if profile is not None:
+        wanted = pool if options.rerank or options.mmr else pool[:1]
+        candidates_seen = candidates_for(index, profile, [h for _, h in wanted], [s for s, _ in wanted])
+    if options.rerank and profile is not None and candidates_seen:
         reranked = rerank(candidates_seen, profile)
         explanations = tuple(reranked)
         candidates_seen = [r.candidate for r in reranked]
@@ -164,10 +176,15 @@ def search(index: CorpusIndex, query: str, k: int, filters: Filters, options: Op
             per_file_cap(k),
         )
         hits = [hits[i] for i in order]
+        candidates_seen = [candidates_seen[i] for i in order]
+    confidence = 0.0
+    if profile is not None and candidates_seen:
+        confidence = retrieval_confidence(coverage(candidates_seen[0], profile), [h.score for h in hits])
     unique = deduplicate(hits)
     top = tuple(assemble(unique, k, options.stitch))
     funnel = funnel.then("dedup/stitch" if options.stitch else "dedup", len(unique))
-    return Retrieved(top, funnel.then("returned", len(top)), "bm25", explanations)
+    weakest = min((h.score for h in hits), default=None)
+    return Retrieved(top, funnel.then("returned", len(top)), "bm25", explanations, confidence, profile, weakest)
 
 
 __all__ = [

@@ -1,0 +1,172 @@
+"""Fit ranked hits into one aggregate output budget. None of this changes the ranking: it only decides how
+many bytes each passage may use, and which of its bytes they are.
+
+Relevance is the passage's score scaled so that the best hit is 1 and the weakest candidate the ranking
+considered is 0: ``(score - weakest) / (best - weakest)``.
+
+1. **Relevance floor**: a passage is kept only if its relevance is at least ``relevance_floor`` (the best hit
+   is always kept).
+2. **Confidence-scaled total**: the budget for this result ramps linearly from ``confidence_floor`` of the
+   aggregate budget at confidence 0 to all of it at confidence 1.
+3. **Water-filling**: a passage of relevance r deserves ``r ** gamma`` of its length (at least a legible
+   minimum — 240 bytes of prose, 480 of code, and for code at least a fifth of it; the two best hits all of
+   it). When what the passages deserve exceeds the total, the total is shared
+   in proportion to ``r ** gamma`` instead, each first getting the minimum, and bytes a short passage does
+   not need flow to the others. The tail is dropped when the total cannot give every passage its minimum.
+4. **Extractive compression** of passages longer than their share (see ``compress``).
+
+The budget covers the passage bodies only; headers and provenance lines are counted separately.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentty_rag.budget.allocate import scaled_total, water_fill
+from agentty_rag.budget.compress import Evidence, Excerpt, code_window, extract_prose, leading_lines, whole
+from agentty_rag.budget.tokens import estimate_tokens, utf8_len
+from agentty_rag.types import Hit
+
+# The least a kept passage may be given: below this, an excerpt is not worth its header. Code needs more:
+# a legible window is a signature and a few lines of body. These, WHOLE_TOP and the code share were chosen
+# with rag-bench's token-economy table on the fixtures (answer retention against tokens saved).
+MIN_PASSAGE_BYTES = 240
+MIN_CODE_BYTES = 480
+MIN_CODE_SHARE = 0.2
+WHOLE_TOP = 2
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """The token-economy levers (each one an ``AGENTTY_RAG_*`` setting)."""
+
+    total_bytes: int = 12_288
+    relevance_floor: float = 0.30
+    gamma: float = 1.5
+    confidence_floor: float = 0.45
+    extractive: bool = True
+    min_passage_bytes: int = MIN_PASSAGE_BYTES
+    min_share: float = 0.0  # the least share of its length a kept prose passage deserves
+    min_share_code: float = MIN_CODE_SHARE  # the same for code, whose answer is often far from the query's words
+    min_code_bytes: int = MIN_CODE_BYTES
+    whole_top: int = WHOLE_TOP  # this many best passages deserve all of their length
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A hit as it will be shown: its text, the lines that text spans, and whether it was compressed."""
+
+    hit: Hit
+    text: str
+    start_line: int
+    end_line: int
+    compressed: bool
+    relevance: float  # score relative to the best hit of the same result (1.0 = best)
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The passages of one result and what the budget did."""
+
+    passages: tuple[Passage, ...]
+    total_bytes: int  # after confidence scaling
+    used_bytes: int
+    confidence: float
+    dropped_by_floor: int
+
+    @property
+    def compressed(self) -> int:
+        return sum(1 for p in self.passages if p.compressed)
+
+    @property
+    def used_tokens(self) -> int:
+        return estimate_tokens(self.used_bytes)
+
+    @property
+    def total_tokens(self) -> int:
+        return estimate_tokens(self.total_bytes)
+
+
+def _shrink(hit: Hit, allowance: int, config: BudgetConfig, evidence: Evidence | None) -> Excerpt:
+    text = hit.chunk.text
+    if utf8_len(text) <= allowance:
+        return whole(text)
+    if not config.extractive or evidence is None:
+        return leading_lines(text, allowance)
+    prose = hit.chunk.source != "code" and hit.chunk.language not in ("config", "yaml", "toml", "json")
+    return extract_prose(text, allowance, evidence) if prose else code_window(text, allowance, evidence)
+
+
+def relevances(scores: list[float], weakest: float | None = None) -> list[float]:
+    """Scores scaled to [0, 1]: the best is 1, ``weakest`` (default: the lowest score given) is 0."""
+    if not scores:
+        return []
+    top = scores[0]
+    low = min(scores) if weakest is None else min(weakest, min(scores))
+    if top - low <= 1e-12:
+        return [1.0] * len(scores)
+    return [min(max((s - low) / (top - low), 0.0), 1.0) for s in scores]
+
+
+def fit(
+    hits: tuple[Hit, ...],
+    config: BudgetConfig,
+    confidence: float = 1.0,
+    evidence: Evidence | None = None,
+    weakest: float | None = None,
+) -> Packed:
+    """Passages for ``hits`` (in their order) whose bodies total at most the (confidence-scaled) budget.
+
+    Args:
+        hits: ranked hits, best first.
+        config: the levers.
+        confidence: the retrieval's confidence in [0, 1].
+        evidence: scores a piece of text by the query terms it holds (for extractive compression).
+        weakest: the lowest score among the candidates the ranking considered (relevance 0).
+    """
+    budget = scaled_total(config.total_bytes, confidence, config.confidence_floor)
+    if not hits:
+        return Packed((), budget, 0, confidence, 0)
+    relevance = relevances([h.score for h in hits], weakest)
+    kept = 1
+    while kept < len(hits) and relevance[kept] >= config.relevance_floor:
+        kept += 1
+    room = max(1, budget // config.min_passage_bytes)
+    chosen = hits[: min(kept, room)]
+    weights = [relevance[i] ** config.gamma for i in range(len(chosen))]
+    needs = [utf8_len(h.chunk.text) for h in chosen]
+    # What each passage deserves: about relevance ** gamma of its length, never less than a legible minimum;
+    # the best hit deserves all of it.
+    floors = [config.min_share_code if h.chunk.source == "code" else config.min_share for h in chosen]
+    shares = [floor + (1.0 - floor) * weight for floor, weight in zip(floors, weights, strict=True)]
+    shares = [1.0 if rank < config.whole_top else share for rank, share in enumerate(shares)]
+    minimums = [config.min_code_bytes if h.chunk.source == "code" else config.min_passage_bytes for h in chosen]
+    deserved = [
+        min(need, max(minimum, int(need * share))) for need, share, minimum in zip(needs, shares, minimums, strict=True)
+    ]
+    if sum(deserved) <= budget:
+        allowances = deserved
+    else:
+        allowances = water_fill(deserved, weights, budget, config.min_passage_bytes)
+    passages = []
+    for index, (hit, allowance) in enumerate(zip(chosen, allowances, strict=True)):
+        excerpt = _shrink(hit, allowance, config, evidence)
+        start = hit.chunk.start_line + excerpt.first_line
+        end = min(hit.chunk.start_line + excerpt.last_line, hit.chunk.end_line)
+        if not excerpt.compressed:
+            start, end = hit.chunk.start_line, hit.chunk.end_line
+        passages.append(Passage(hit, excerpt.text, start, end, excerpt.compressed, relevance[index]))
+    used = sum(utf8_len(p.text) for p in passages)
+    return Packed(tuple(passages), budget, used, confidence, len(hits) - kept)
+
+
+__all__ = [
+    "MIN_PASSAGE_BYTES",
+    "BudgetConfig",
+    "Packed",
+    "Passage",
+    "estimate_tokens",
+    "fit",
+    "relevances",
+    "utf8_len",
+]
