@@ -63,7 +63,7 @@ async def test_search_docs_answers_with_header_provenance_and_the_right_passage_
     header = text.split("\n")[0]
     assert re.match(
         r"search_docs · bm25 · lexical \d+ → fused \d+ → reranked \d+ → dedup/stitch \d+ → returned 4 · "
-        r"[\d,]+ of 12,288 bytes",
+        r"confidence \d\.\d\d · ~[\d,]+ of ~[\d,]+ tokens \([\d,]+ bytes\)",
         header,
     )
     provenances = re.findall(r"^\[\d\] (\S+)", text, flags=re.M)
