@@ -37,7 +37,10 @@ def _label(chunk: Chunk) -> str:
 def header(result: SearchResult, packed: Packed) -> str:
     parts = [result.tool, result.mode]
     if result.funnel.stages:
-        parts.append(funnel_text(result))
+        funnel = funnel_text(result)
+        if packed.dropped_by_floor:
+            funnel += f" → {len(packed.passages)} above the relevance floor"
+        parts.append(funnel)
     if packed.passages:
         parts.append(f"confidence {packed.confidence:.2f}")
         used = f"~{packed.used_tokens:,} of ~{packed.total_tokens:,} tokens ({packed.used_bytes:,} bytes)"
