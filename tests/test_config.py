@@ -30,7 +30,7 @@ def test_numbers_are_clamped_with_a_warning(var) -> None:
     assert any(var.name in w and "maximum" in w for w in high.warnings)
 
 
-@pytest.mark.parametrize("var", [v for v in VARIABLES if v.kind != "path" and v.kind != "paths"], ids=lambda v: v.name)
+@pytest.mark.parametrize("var", [v for v in VARIABLES if v.kind not in ("path", "paths", "str")], ids=lambda v: v.name)
 def test_malformed_value_warns_naming_the_variable_and_uses_the_default(var) -> None:
     settings = load_settings({var.name: "abc!"})
     assert getattr(settings, var.attr) == var.default

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import FIXTURES, fixture_env
+from tests.conftest import FIXTURES, LEXICAL, fixture_env
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +27,7 @@ def _server(root: Path, **env: str) -> StdioServerParameters:
     script = Path(sys.executable).with_name("agentty-rag")
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update(env)
+    environment.update({**LEXICAL, **env})
     return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
 
 
@@ -130,3 +131,25 @@ async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_pa
     assert all(total == 900 for _, total, _ in updates)
     assert all(message and message.startswith("indexing code:") for _, _, message in updates)
     assert [p for p, _, _ in updates] == sorted(p for p, _, _ in updates)
+
+
+async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vehicles.md").write_text(
+        "# Vehicles\n\nChange the engine oil of an automobile every ten thousand "
+        "kilometres and rotate the tyres at the same visit.\n"
+    )
+    (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
+    server = compat_server()
+    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
+    async with Client(_server(tmp_path, **env)) as client:
+        result = None
+        for _ in range(40):  # the warm-up embeds in the background; BM25 answers meanwhile
+            result = await client.call_tool("search_docs", {"query": "how often should my car get serviced"})
+            if _text(result).startswith("search_docs · hybrid ·"):
+                break
+            await anyio.sleep(0.25)
+    assert result is not None and _text(result).startswith("search_docs · hybrid · lexical ")
+    assert result.structured_content is not None
+    assert result.structured_content["results"][0]["path"] == "vehicles.md"

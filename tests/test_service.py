@@ -11,11 +11,11 @@ import pytest
 from agentty_rag.config import load_settings
 from agentty_rag.errors import BadRequest
 from agentty_rag.service import Workspace
-from tests.conftest import FIXTURES, fixture_env, write
+from tests.conftest import FIXTURES, LEXICAL, fixture_env, write
 
 
 def _ws(root: Path, **env: str) -> Workspace:
-    return Workspace(root, load_settings(env))
+    return Workspace(root, load_settings({**LEXICAL, **env}))
 
 
 @pytest.fixture(scope="module")

@@ -108,6 +108,12 @@ def _status_text(status: dict[str, object]) -> str:
     )
     for name, root in sorted(dict(manifest.get("roots", {})).items()):
         lines.append(f"  {name}: {root}")
+    dense = status.get("dense")
+    if isinstance(dense, dict):
+        line = f"  dense: {dense['description']}"
+        if dense["state"] == "ready":
+            line += f"; {dense['embedded']} of {dense['chunks']} chunks embedded"
+        lines.append(line)
     skipped = status["skipped"]
     assert isinstance(skipped, dict)
     counts, examples = skipped.get("counts", {}), skipped.get("examples", {})
@@ -169,9 +175,23 @@ def main(argv: list[str] | None = None) -> int:
                     f"({report.added} added, {report.changed} changed, {report.removed} removed, "
                     f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
                 )
+                if workspace.dense.ensure().state == "ready":
+                    bar = _ProgressBar(f"embedding {name}")
+                    started = time.monotonic()
+                    embedded = workspace.embed_all(name, bar)
+                    bar.close()
+                    have, live = index.vector_coverage()
+                    print(
+                        f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
+                        f"{have} of {live} have vectors ({workspace.dense.describe()})"
+                    )
+                else:
+                    print(f"{name}: dense leg {workspace.dense.describe()}")
             return 0
         if args.command == "status":
-            statuses = [workspace.index(name).status() for name in ("docs", "code")]
+            statuses = [
+                {**workspace.index(name).status(), "dense": workspace.dense_status(name)} for name in ("docs", "code")
+            ]
             if args.json:
                 print(json.dumps(statuses, indent=2))
             else:

@@ -153,6 +153,51 @@ VARIABLES: tuple[Variable, ...] = (
         600_000,
     ),
     # Output
+    # The dense leg
+    Variable(
+        "AGENTTY_RAG_DENSE",
+        "dense",
+        "bool",
+        True,
+        "Use an Ollama embedding server when one answers the start-up probe (0: never try).",
+    ),
+    Variable(
+        "AGENTTY_OLLAMA_HOST", "ollama_host", "str", "127.0.0.1:11434", "The Ollama server, with or without http://."
+    ),
+    Variable("AGENTTY_EMBED_MODEL", "embed_model", "str", "nomic-embed-text", "The embedding model to ask for."),
+    Variable(
+        "AGENTTY_RAG_EMBED_BATCH", "embed_batch", "int", 32, "Chunks per embedding request at index time.", 1, 512
+    ),
+    Variable(
+        "AGENTTY_RAG_EMBED_TIMEOUT_MS",
+        "embed_timeout_ms",
+        "int",
+        2000,
+        "Longest wait for a query's embedding before that search falls back to BM25.",
+        100,
+        60_000,
+    ),
+    Variable(
+        "AGENTTY_RAG_DENSE_RETRY_S",
+        "dense_retry_s",
+        "int",
+        60,
+        "After repeated embedding failures mid-session, how long the dense leg stays off before a new probe.",
+        1,
+        86_400,
+    ),
+    Variable(
+        "AGENTTY_RAG_BM25_WEIGHT", "bm25_weight", "float", 1.0, "Weight of the lexical leg in the fusion.", 0.0, 10.0
+    ),
+    Variable(
+        "AGENTTY_RAG_DENSE_WEIGHT",
+        "dense_weight",
+        "float",
+        1.0,
+        "Weight of the dense leg in the fusion (0: no dense influence at all).",
+        0.0,
+        10.0,
+    ),
     # Ranking stages
     Variable("AGENTTY_RAG_RERANK", "rerank", "bool", True, "Feature reranker after fusion."),
     Variable(
@@ -264,6 +309,14 @@ class Settings:
     rebuild_fraction: float = 0.2
     lock_timeout_ms: int = 30_000
     build_wait_ms: int = 20_000
+    dense: bool = True
+    ollama_host: str = "127.0.0.1:11434"
+    embed_model: str = "nomic-embed-text"
+    embed_batch: int = 32
+    embed_timeout_ms: int = 2000
+    dense_retry_s: int = 60
+    bm25_weight: float = 1.0
+    dense_weight: float = 1.0
     rerank: bool = True
     mmr: bool = False
     mmr_lambda: float = 0.7

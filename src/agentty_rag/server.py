@@ -96,7 +96,13 @@ class AppState:
 
 
 def _warm_up(workspace: Workspace) -> None:
-    """Open or build both indexes so the first search is answered from memory."""
+    """Probe the embedding server, open or build both indexes, then embed what has no vector yet.
+
+    Runs in a background thread: the MCP handshake never waits for it, and BM25 answers as soon as an
+    index is built (the header says ``partial`` until every chunk has a vector).
+    """
+    status = workspace.dense.ensure()
+    log.info("dense leg: %s", workspace.dense.describe())
     for name in ("docs", "code"):
         try:
             index = workspace.index(name)
@@ -108,6 +114,12 @@ def _warm_up(workspace: Workspace) -> None:
             log.warning("%s index: %s", name, error)
         except Exception:
             log.exception("building the %s index failed", name)
+    if status.state == "ready":
+        for name in ("docs", "code"):
+            try:
+                workspace.embed_all(name)
+            except Exception:
+                log.exception("embedding the %s index failed", name)
 
 
 async def _with_progress(ctx: Context[AppState], workspace: Workspace, name: str, call: Any) -> Outcome:
@@ -149,6 +161,8 @@ def _result(outcome: Outcome) -> CallToolResult:
 
 def build_server(workspace: Workspace) -> MCPServer[AppState]:
     """An MCP server bound to one workspace."""
+
+    workspace.background_embedding = True
 
     @asynccontextmanager
     async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:

@@ -5,6 +5,7 @@ The MCP server and the command line are thin edges over ``Workspace``; neither k
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -16,7 +17,9 @@ from agentty_rag.budget import BudgetConfig, Packed, fit
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
 from agentty_rag.config import Settings
+from agentty_rag.dense_leg import DenseLeg
 from agentty_rag.errors import BadRequest, IndexBusy
+from agentty_rag.index.dense import EmbeddingError
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
 from agentty_rag.render import render_structured, render_text
@@ -31,7 +34,11 @@ from agentty_rag.sources.skills import SkillsSource
 from agentty_rag.sources.walker import is_inside
 from agentty_rag.types import Funnel, SearchResult
 
+log = logging.getLogger(__name__)
+
 MAX_K = 50
+# The command line embeds at most this many missing chunks before a search (an edited file or two).
+SYNC_EMBED_LIMIT = 64
 MAX_QUERY_CHARS = 4000
 DOC_SOURCE_NAMES = {
     "docs": "docs",
@@ -88,6 +95,9 @@ class Workspace:
         self.state_dir = self.root / ".agentty"
         self._indexes: dict[str, CorpusIndex] = {}
         self._guard = threading.Lock()
+        self.dense = DenseLeg(settings)
+        self.background_embedding = False  # the server embeds in a thread; the command line does not
+        self._embedding: dict[str, threading.Thread] = {}
 
     # -- where things are -----------------------------------------------------------------------------------
 
@@ -239,10 +249,13 @@ class Workspace:
     ) -> Outcome:
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
+        # The network first, without the index lock: the (bounded) probe and the query's embedding.
+        status = self.dense.ensure()
+        vector, degraded = self.dense.query_vector(query) if status.state == "ready" else (None, "")
         if not index.lock.acquire(timeout=wait):
             done, total = index.build_state
             reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
-            result = SearchResult(tool, query, "bm25", (), Funnel(), reason, notes)
+            result = SearchResult(tool, query, self._mode("bm25", index, degraded), (), Funnel(), reason, notes)
             return self._outcome(index, result)
         try:
             try:
@@ -251,27 +264,129 @@ class Workspace:
                 # Another process holds the update lock: answer from the last committed index, and say so.
                 notes = (*notes, f"{error}; these results may miss the newest edits")
             if index.n_chunks == 0:
-                result = SearchResult(tool, query, "bm25", (), Funnel(), self._nothing_indexed(name), notes)
+                mode = self._mode("bm25", index, degraded)
+                result = SearchResult(tool, query, mode, (), Funnel(), self._nothing_indexed(name), notes)
                 return self._outcome(index, result)
-            retrieved = search(index, query, k, filters, self.options())
+            self._prepare_vectors(name, index)
+            retrieved = search(index, query, k, filters, self.options(), vector)
+            mode = self._mode(retrieved.mode, index, degraded)
         finally:
             index.lock.release()
         reason = ""
         if not retrieved.hits:
-            reason = f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
-        result = SearchResult(tool, query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, notes)
+            reason = f"no matches ({mode})" + (" within the given filters" if filters.active else "")
+        result = SearchResult(tool, query, mode, retrieved.hits, retrieved.funnel, reason, notes)
         return self._outcome(index, result, retrieved)
+
+    # -- the dense leg --------------------------------------------------------------------------------------
+
+    def _prepare_vectors(self, name: str, index: CorpusIndex) -> None:
+        """Point the index at the session's embedding profile and fill in missing vectors.
+
+        The server embeds in a background thread (BM25 answers meanwhile); the command line embeds a few
+        missing chunks at once (an edited file) and leaves a large backlog to ``agentty-rag index``.
+        """
+        status = self.dense.status
+        if status.state != "ready" or status.profile is None:
+            return
+        index.use_embeddings(status.profile)
+        have, live = index.vector_coverage()
+        if have >= live:
+            return
+        if self.background_embedding:
+            self._schedule_embedding(name)
+            return
+        embedder = self.dense.document_embedder()
+        if embedder is not None and live - have <= SYNC_EMBED_LIMIT:
+            try:
+                index.embed_missing(embedder, self.settings.embed_batch, SYNC_EMBED_LIMIT)
+            except EmbeddingError as error:
+                self.dense.document_failed(error.reason)
+
+    def embed_all(self, name: str, progress: Callable[[int, int, str], None] | None = None) -> int:
+        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
+        index = self.index(name)
+        status = self.dense.ensure()
+        embedder = self.dense.document_embedder()
+        if status.state != "ready" or status.profile is None or embedder is None:
+            return 0
+        index.use_embeddings(status.profile)
+        try:
+            return index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
+        except EmbeddingError as error:
+            self.dense.document_failed(error.reason)
+            log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
+            return 0
+
+    def _schedule_embedding(self, name: str) -> None:
+        with self._guard:
+            running = self._embedding.get(name)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(target=self.embed_all, args=(name,), name=f"agentty-embed-{name}", daemon=True)
+            self._embedding[name] = thread
+            thread.start()
+
+    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
+        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+        status = self.dense.status
+        if degraded:
+            return f"bm25 (degraded: dense — {degraded})"
+        if status.state == "unavailable":
+            return f"bm25 (dense unavailable: {status.reason})"
+        if mode == "hybrid":
+            have, live = index.vector_coverage()
+            if have < live:
+                return f"hybrid (partial: {100 * have // max(live, 1)}% embedded)"
+            return "hybrid"
+        if status.state == "ready" and self.settings.dense_weight == 0:
+            return "bm25 (dense weight 0)"
+        if status.state == "ready":
+            have, live = index.vector_coverage()
+            if have < live:
+                later = (
+                    "embedding the rest in the background"
+                    if self.background_embedding
+                    else ("`agentty-rag index` embeds the rest")
+                )
+                return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
+        return mode
+
+    def dense_status(self, name: str) -> dict[str, object]:
+        """The embedding server's state and how much of an index has vectors (probes if not done yet)."""
+        index = self.index(name)
+        status = self.dense.ensure()
+        if status.state == "ready" and status.profile is not None:
+            index.use_embeddings(status.profile)
+        have, live = index.vector_coverage()
+        return {
+            "state": self.dense.status.state,
+            "description": self.dense.describe(),
+            "embedded": have,
+            "chunks": live,
+        }
 
     def options(self) -> Options:
         """Which ranking stages run, from the settings."""
         s = self.settings
-        return Options(rerank=s.rerank, mmr=s.mmr, mmr_lambda=s.mmr_lambda, stitch=s.stitch)
+        return Options(
+            rerank=s.rerank,
+            mmr=s.mmr,
+            mmr_lambda=s.mmr_lambda,
+            stitch=s.stitch,
+            bm25_weight=s.bm25_weight,
+            dense_weight=s.dense_weight,
+        )
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
+        status = self.dense.ensure()
+        vector = self.dense.query_vector(query)[0] if status.state == "ready" else None
+        if status.state == "ready" and status.profile is not None:
+            index.use_embeddings(status.profile)
         with index.lock:
-            return search(index, query, k, filters or Filters(), self.options())
+            return search(index, query, k, filters or Filters(), self.options(), vector)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
@@ -346,6 +461,7 @@ class Workspace:
     def close(self) -> None:
         for index in self._indexes.values():
             index.close()
+        self.dense.close()
 
 
 __all__ = ["MAX_K", "MAX_QUERY_CHARS", "Outcome", "Workspace"]

@@ -14,12 +14,12 @@ import pytest
 
 from agentty_rag.bench.cli import RUNGS
 from agentty_rag.bench.corpus import documented_functions, first_sentence
-from tests.conftest import FIXTURES, fixture_env
+from tests.conftest import FIXTURES, LEXICAL, fixture_env
 
 
 def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update(env)
+    environment.update({**LEXICAL, **env})
     return subprocess.run(
         [sys.executable, "-m", "agentty_rag.bench.cli", "--root", str(root), *args],
         capture_output=True,
@@ -35,7 +35,8 @@ def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:
     assert set(data["configuration"]) >= {"AGENTTY_RAG_OUTPUT_BYTES", "AGENTTY_RAG_CODE_MAX_FILES"}
     assert data["corpus_size"]["files"] > 0 and data["corpus_size"]["chunks"] > 0
     assert data["index_full_s"] > 0
-    assert [row["rung"] for row in data["rungs"]] == list(RUNGS)
+    dense_ran = data["dense"]["state"] == "ready"
+    assert [row["rung"] for row in data["rungs"]] == [r for r in RUNGS if dense_ran or r != "+dense"]
     for row in data["rungs"]:
         for metric in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "ms_p50", "ms_p95"):
             assert 0 <= row[metric] and (metric.startswith("ms") or row[metric] <= 1)
@@ -77,6 +78,7 @@ def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) ->
     measure = [line for line in result.stdout.splitlines() if line.startswith("MEASURE ")]
     assert len(measure) == 1 and "mode=bm25 queries=128 bytes=" in measure[0] and "answer_retention=" in measure[0]
     assert "baseline" in result.stdout and "cold open + first answer" in result.stdout
+    assert "+dense skipped: the dense leg is off (AGENTTY_RAG_DENSE=0)" in result.stdout
     assert not (FIXTURES / ".agentty").exists()  # the workspace is never written to
 
 
@@ -154,3 +156,38 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert _bench(tmp_path, "docs", "--docstring-queries").returncode == 2
     assert _bench(tmp_path, "code", "--rungs", "bm25,nonsense").returncode == 2
     assert _bench(tmp_path / "missing", "code").returncode == 2
+
+
+def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
+    root = tmp_path / "ws"
+    (root / "docs").mkdir(parents=True)
+    for name, text in {
+        "page1.md": "Change the engine oil of an automobile every ten thousand kilometres.",
+        "page2.md": "Bake the dough at two hundred degrees for forty minutes.",
+        "page3.md": "File quarterly tax returns before the deadline to avoid penalties.",
+    }.items():
+        (root / "docs" / name).write_text(f"# Notes\n\n{text}\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "query": "how often should my car get serviced", "relevant": ["page1.md"]}\n')
+    server = compat_server()
+    out = tmp_path / "dense.json"
+    result = _bench(
+        root,
+        "docs",
+        "--queries",
+        str(queries),
+        "--no-timings",
+        "--json",
+        str(out),
+        AGENTTY_RAG_DENSE="1",
+        AGENTTY_OLLAMA_HOST=server.host,
+        AGENTTY_EMBED_MODEL="all-minilm",
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["dense"]["state"] == "ready" and data["dense"]["embedded"] == 3 and data["dense"]["chunks_per_s"] > 0
+    rows = {row["rung"]: row for row in data["rungs"]}
+    assert list(rows) == list(RUNGS)
+    assert rows["+dense"]["mode"] == "hybrid" and rows["bm25"]["mode"] == "bm25"
+    assert rows["+dense"]["mrr"] == 1.0 > rows["bm25"]["mrr"]
+    assert "dense leg query latency" in result.stdout

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.store import SCHEMA_VERSION
 from agentty_rag.service import Workspace
-from tests.conftest import write
+from tests.conftest import LEXICAL, write
 
 FILES = {
     "src/auth/tokens.py": "def refresh_token(token):\n    '''Refresh an expired auth token.'''\n    return token\n",
@@ -29,7 +30,7 @@ FILES = {
 
 
 def _workspace(root: Path, **env: str) -> Workspace:
-    return Workspace(root, load_settings(env))
+    return Workspace(root, load_settings({**LEXICAL, **env}))
 
 
 def _code(root: Path, **env: str) -> CorpusIndex:
@@ -160,7 +161,9 @@ def test_a_bad_or_future_manifest_is_reported_and_rebuilt(
     report = index.refresh()
     assert report.rebuilt
     assert sum("rag_code.ragdb.meta.json" in r.message for r in caplog.records) == 1
-    assert json.loads((tmp_path / ".agentty" / "rag_code.ragdb.meta.json").read_text())["schema_version"] == 1
+    assert (
+        json.loads((tmp_path / ".agentty" / "rag_code.ragdb.meta.json").read_text())["schema_version"] == SCHEMA_VERSION
+    )
 
 
 CHILD = textwrap.dedent("""
@@ -168,7 +171,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     from agentty_rag.config import load_settings
     from agentty_rag.service import Workspace
-    index = Workspace(Path(sys.argv[1]), load_settings({})).index("code")
+    index = Workspace(Path(sys.argv[1]), load_settings({"AGENTTY_RAG_DENSE": "0"})).index("code")
     print("ready", flush=True)
     report = index.refresh(force_rebuild=sys.argv[2] == "rebuild")
     print("done", report.rebuilt, index.n_chunks, flush=True)

@@ -20,7 +20,7 @@ from agentty_rag.retrieve.features import (
 from agentty_rag.retrieve.rerank import rerank
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
-from tests.conftest import write
+from tests.conftest import LEXICAL, write
 
 
 def _profile(text: str, terms: tuple[str, ...]) -> QueryProfile:
@@ -118,8 +118,10 @@ def test_reranking_on_real_files_puts_the_definition_first(tmp_path: Path) -> No
             "src/api.py": "def post_refresh(request):\n    return store.refresh(request.token)\n",
         },
     )
-    on = Workspace(tmp_path, load_settings({})).search_code("refresh token store", k=3)
+    on = Workspace(tmp_path, load_settings(LEXICAL)).search_code("refresh token store", k=3)
     assert on.structured["results"][0]["path"] == "src/auth/tokens.py"
     assert "reranked" in on.text.split("\n")[0]
-    off = Workspace(tmp_path, load_settings({"AGENTTY_RAG_RERANK": "0"})).search_code("refresh token store", k=3)
+    off = Workspace(tmp_path, load_settings({**LEXICAL, "AGENTTY_RAG_RERANK": "0"})).search_code(
+        "refresh token store", k=3
+    )
     assert "reranked" not in off.text.split("\n")[0]

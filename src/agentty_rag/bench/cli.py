@@ -33,14 +33,16 @@ from agentty_rag.types import Chunk
 # The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
 # then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults);
 # ``+budget`` measures the passages that survive the output path (the relevance floor may drop some).
-_ALL_OFF = {"AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
+_ALL_OFF = {"AGENTTY_RAG_DENSE": "0", "AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
+_DENSE = {**_ALL_OFF, "AGENTTY_RAG_DENSE": "1"}
 RUNGS: dict[str, dict[str, str]] = {
     "baseline": {},
     "bm25": _ALL_OFF,
-    "+rerank": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1"},
-    "+stitch": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
-    "+budget": {**_ALL_OFF, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
-    "+mmr": {"AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
+    "+dense": _DENSE,
+    "+rerank": {**_DENSE, "AGENTTY_RAG_RERANK": "1"},
+    "+stitch": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+budget": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+mmr": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
 }
 # Rungs whose hits are what the output path shows, not the ranking alone.
 _OUTPUT_RUNGS = {"+budget", "+mmr", "current"}
@@ -309,6 +311,12 @@ def run(args: argparse.Namespace) -> int:
         report = index.refresh(force_rebuild=True)
         build_seconds = time.perf_counter() - started
         chunks = index.all_chunks()
+        dense: dict[str, Any] = {"state": workspace.dense.ensure().state, "description": workspace.dense.describe()}
+        if dense["state"] == "ready":
+            started = time.perf_counter()
+            embedded = workspace.embed_all(args.corpus, lambda done, total, _: progress(f"embedding {done}/{total}"))
+            seconds = time.perf_counter() - started
+            dense.update(embedded=embedded, seconds=seconds, chunks_per_s=embedded / seconds if seconds else 0.0)
         if not queries_from_file and not args.docstring_queries:
             queries = known_item_queries(chunks, args.count, args.seed)
             query_set = f"{len(queries)} known-item queries (seed {args.seed}, lexical by design)"
@@ -319,6 +327,10 @@ def run(args: argparse.Namespace) -> int:
 
         rows: list[dict[str, Any]] = []
         ladder = ["current"] if args.config == "current" else rung_names
+        skipped_rungs: list[str] = []
+        if dense["state"] != "ready" and "+dense" in ladder:
+            ladder = [r for r in ladder if r != "+dense"]
+            skipped_rungs.append(f"+dense skipped: the dense leg is {dense['description']}")
         measure = settings.measure
         for rung in ladder:
             progress(f"rung {rung}")
@@ -364,7 +376,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"machine: {os.cpu_count()} cores · Python {platform.python_version()} · agentty-rag {__version__}")
     print()
     print(_format_table(rows))
+    for line in skipped_rungs:
+        print(line)
     print()
+    if "embedded" in dense:
+        print(
+            f"dense leg: {dense['description']}; embedded {dense['embedded']:,} chunks in {dense['seconds']:.1f} s "
+            f"({dense['chunks_per_s']:.1f} chunks/s)"
+        )
+        by_rung = {row["rung"]: row for row in rows}
+        if "bm25" in by_rung and "+dense" in by_rung:
+            added = by_rung["+dense"]["ms_p50"] - by_rung["bm25"]["ms_p50"]
+            print(f"dense leg query latency: +{added:.1f} ms at p50 (query embedding and cosine search)")
     files_per_s = copied.files / build_seconds if build_seconds else 0.0
     print(
         f"index (full build)           {build_seconds:7.2f} s  ({files_per_s:,.0f} files/s, "
@@ -406,6 +429,7 @@ def run(args: argparse.Namespace) -> int:
             "index_report": {"files": report.rechunked_files, "chunks": report.chunks_added},
             "timings": timings,
             "token_economy": levers,
+            "dense": dense,
             "rungs": rows,
         }
         args.json.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")

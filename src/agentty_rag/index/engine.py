@@ -28,10 +28,11 @@ import xxhash
 from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.bm25 import idf as bm25_idf
+from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import FieldSpec, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
 from agentty_rag.index.lock import exclusive
-from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, decode_terms, dumps, encode_terms
+from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, decode_terms, dumps, embed_text, encode_terms
 from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.walker import SkipReport
@@ -162,6 +163,9 @@ class CorpusIndex:
         self.last_refresh = RefreshReport()
         self.progress: Progress | None = None
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
+        self._dense: DenseIndex | None = None
+        self.embedding_profile: EmbeddingProfile | None = None
+        self.embed_state = (0, 0)  # vectors present, live chunks (read without the lock)
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -224,6 +228,8 @@ class CorpusIndex:
         self._generation = int(meta.get("generation", "0"))
         self._attributes = None
         self._masks = {}
+        if self.embedding_profile is not None:
+            self._load_vectors()
 
     def _sync(self) -> None:
         """Make the in-memory index match the database; rebuild it when it is unreadable."""
@@ -500,9 +506,11 @@ class CorpusIndex:
             raise
         for key in removed:
             self._files.pop(key, None)
-        self._after_commit(store, {**self._files, **files})
+        self._after_commit(store, {**self._files, **files}, [slot for slot, _ in added])
         report.chunks_added = len(rows)
         report.chunks_removed = len(old_slots)
+        if self._dense is not None:
+            self._dense.drop(old_slots)
 
     def _should_compact(self, next_slot: int) -> bool:
         """Fold the delta into the base when it (or the count of dead slots) has grown large."""
@@ -524,12 +532,105 @@ class CorpusIndex:
             }
         )
 
-    def _after_commit(self, store: Store, files: dict[str, FileRow]) -> None:
+    def _after_commit(self, store: Store, files: dict[str, FileRow], new_slots: list[int] | None = None) -> None:
         self._files = dict(files)
         self._generation = store.generation()
         self._attributes = None
         self._masks = {}
+        if self.embedding_profile is not None:
+            self._load_vectors(new_slots)
         self._write_manifest(store)
+
+    # -- the dense leg ----------------------------------------------------------------------------------
+
+    def use_embeddings(self, profile: EmbeddingProfile | None) -> None:
+        """Search with vectors of this embedding profile (None: lexical only)."""
+        with self.lock:
+            if profile == self.embedding_profile:
+                return
+            self.embedding_profile = profile
+            self._dense = None
+            if profile is not None:
+                self._sync()
+                self._load_vectors()
+
+    def _load_vectors(self, slots: list[int] | None = None) -> None:
+        """Vectors of the active profile from the database: all of them, or only those of new slots."""
+        profile = self.embedding_profile
+        if profile is None:
+            return
+        store = self._open_store()
+        if slots is None or self._dense is None:
+            self._dense = DenseIndex(profile.dimension)
+            rows = store.vectors(profile.key)
+        else:
+            wanted = set(slots)
+            rows = [row for row in store.vectors(profile.key) if row[0] in wanted] if wanted else []
+        self._put_vectors(rows)
+        self.embed_state = (self._dense.count(self._lexical.alive), self._lexical.n_live)
+
+    def _put_vectors(self, rows: list[tuple[int, bytes]]) -> None:
+        assert self._dense is not None
+        if not rows:
+            return
+        slots = [slot for slot, _ in rows]
+        matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
+        if matrix.shape[1] != self._dense.dimension:
+            return  # vectors of another dimension under the same profile key cannot happen; ignore them
+        self._dense.put(slots, matrix)
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(live chunks with a vector, live chunks) for the active profile."""
+        with self.lock:
+            if self._dense is None:
+                return 0, self._lexical.n_live
+            return self._dense.count(self._lexical.alive), self._lexical.n_live
+
+    def embed_missing(
+        self, embedder: Embedder, batch: int = 32, limit: int | None = None, progress: Progress | None = None
+    ) -> int:
+        """Embed live chunks that have no vector yet (at most ``limit``); returns how many were embedded.
+
+        The network calls run without the index lock, so searches go on meanwhile.
+        """
+        profile = self.embedding_profile
+        if profile is None:
+            return 0
+        done = 0
+        while limit is None or done < limit:
+            with self.lock:
+                self._sync()
+                generation = self._generation
+                size = batch if limit is None else min(batch, limit - done)
+                missing = self._open_store().missing_vectors(profile.key, size)
+                have, live = self.vector_coverage()
+                if not missing:
+                    if have < live:
+                        self._load_vectors()  # another process embedded them
+                    return done
+            vectors = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
+            blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, (_, h, _) in enumerate(missing)]
+            with self.lock:
+                store = self._open_store()
+                store.write_vectors(profile.key, blobs)
+                if self._generation == generation and self._dense is not None:
+                    self._dense.put([slot for slot, _, _ in missing], vectors)
+                else:
+                    self._sync()
+                    self._load_vectors()
+                self.embed_state = self.vector_coverage()
+            done += len(missing)
+            if progress is not None:
+                progress(self.embed_state[0], self.embed_state[1], "embedding")
+        return done
+
+    def dense_search(
+        self, vector: npt.NDArray[np.float32], pool: int, allowed: npt.NDArray[np.bool_] | None = None
+    ) -> list[tuple[int, float]]:
+        with self.lock:
+            if self._dense is None:
+                return []
+            return self._dense.search(vector, pool, self._lexical.alive, allowed)
 
     def _write_manifest(self, store: Store) -> None:
         """Mirror the manifest (header and every file's stamp) as JSON, atomically."""
@@ -541,7 +642,7 @@ class CorpusIndex:
             "generation": int(meta.get("generation", "0")),
             "updated_at": meta.get("updated_at", ""),
             **self.config.profile(),
-            "embedding": None,
+            "embedding": self.embedding_profile.to_json() if self.embedding_profile else None,
             "roots": self.config.roots,
             "counts": dict(zip(("files", "chunks"), store.counts(), strict=True)),
             "skipped": json.loads(meta.get("scan_skipped", "{}")),

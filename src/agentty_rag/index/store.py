@@ -8,6 +8,8 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 * ``chunks(slot, file_key, ...)``: each chunk's provenance, text and its terms per field (a small int32 blob).
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
 * ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths.
+* ``vectors(profile, hash, vector)``: embeddings (float16) keyed by embedding profile and the hash of the
+  embedded text, so an unchanged chunk is never embedded twice and a new model invalidates vectors only.
 
 Chunks added after the last compaction (slots at or above ``meta.base_slots``) are read from their term
 blobs into the in-memory delta at open.
@@ -26,12 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import xxhash
 
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.lexical import FieldTerms, Segment
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,9 +46,12 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, chunk_id TEXT NOT NULL, source TEXT NOT NULL,
     ref TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, language TEXT NOT NULL,
     kind TEXT NOT NULL, context TEXT NOT NULL, symbol TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
-    terms BLOB NOT NULL
+    terms BLOB NOT NULL, embed_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_key);
+CREATE TABLE IF NOT EXISTS vectors (
+    profile TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (profile, hash)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments (
     field TEXT PRIMARY KEY, n_terms INTEGER NOT NULL, indptr BLOB NOT NULL, slots BLOB NOT NULL,
@@ -248,6 +254,61 @@ class Store:
                 )
         return out
 
+    def missing_vectors(self, profile: str, limit: int) -> list[tuple[int, str, Chunk]]:
+        """Up to ``limit`` (slot, embed hash, chunk) of live chunks without a vector for ``profile``."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT c.embed_hash, {_CHUNK_COLUMNS} FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?",
+                (profile, limit),
+            ).fetchall()
+        out = []
+        for row in rows:
+            slot, source, ref, start, end, text, language, kind, context, symbol, title = row[1:]
+            out.append((slot, row[0], Chunk(source, ref, start, end, text, language, kind, context, symbol, title)))
+        return out
+
+    def count_vectors(self, profile: str) -> tuple[int, int]:
+        """(live chunks with a vector for ``profile``, live chunks)."""
+        with self._lock:
+            have = self._db.execute(
+                "SELECT COUNT(*) FROM chunks c WHERE EXISTS "
+                "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash)",
+                (profile,),
+            ).fetchone()[0]
+            live = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return int(have), int(live)
+
+    def vectors(self, profile: str) -> list[tuple[int, bytes]]:
+        """(slot, float16 vector bytes) of every live chunk that has a vector for ``profile``."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT c.slot, v.vector FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash",
+                (profile,),
+            ).fetchall()
+
+    def write_vectors(self, profile: str, rows: Iterable[tuple[str, bytes]]) -> None:
+        """Store vectors in their own transaction. The generation is not bumped: vectors never change what
+        BM25 holds, so other processes need not reload; they read vectors when they next load them."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", [(profile, h, v) for h, v in rows]
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def prune_vectors(self) -> None:
+        """Drop vectors no live chunk uses (kept until the table is twice the live chunks: reverts reuse them)."""
+        with self._lock:
+            count = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+            live = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            if count > 2 * max(live, 1000):
+                self._db.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)")
+
     def counts(self) -> tuple[int, int]:
         """(files, chunks)."""
         with self._lock:
@@ -290,7 +351,7 @@ class Store:
         """Insert (slot, file key, chunk, encoded terms) rows."""
         with self._lock:
             self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         slot,
@@ -307,6 +368,7 @@ class Store:
                         c.title,
                         c.text,
                         blob,
+                        embed_hash(c),
                     )
                     for slot, key, c, blob in rows
                 ),
@@ -331,8 +393,28 @@ class Store:
             )
 
 
+def embed_text(chunk: Chunk) -> str:
+    """What is embedded for a chunk: where it is (path, heading or symbol path), then its text."""
+    where = chunk.symbol or chunk.context
+    head = f"{chunk.ref} · {where}" if where else chunk.ref
+    return f"{head}\n{chunk.text}"[:4000]
+
+
+def embed_hash(chunk: Chunk) -> str:
+    return xxhash.xxh3_128_hexdigest(embed_text(chunk).encode("utf-8", "surrogatepass"))
+
+
 def dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "decode_terms", "dumps", "encode_terms"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "FileRow",
+    "Store",
+    "decode_terms",
+    "dumps",
+    "embed_hash",
+    "embed_text",
+    "encode_terms",
+]

@@ -1,4 +1,4 @@
-"""The search path, top to bottom: candidates -> fused -> reranked -> deduplicated -> top k.
+"""The search path, top to bottom: lexical (+ dense) candidates -> fused -> reranked -> stitched -> top k.
 
 Ranking only: nothing here formats text or counts output bytes.
 """
@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.tokenize import path_words
@@ -20,6 +23,7 @@ from agentty_rag.retrieve.features import (
     query_phrases,
 )
 from agentty_rag.retrieve.features import wants_tests as asks_for_tests
+from agentty_rag.retrieve.fusion import leg_weights, rrf
 from agentty_rag.retrieve.mmr import jaccard, mmr_order
 from agentty_rag.retrieve.rerank import Reranked, rerank, rerank_pool
 from agentty_rag.retrieve.stitch import assemble
@@ -70,6 +74,8 @@ class Options:
     mmr: bool = False
     mmr_lambda: float = 0.7
     stitch: bool = True
+    bm25_weight: float = 1.0
+    dense_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -138,14 +144,31 @@ def per_file_cap(k: int) -> int:
     return max(2, -(-k // 3))
 
 
-def search(index: CorpusIndex, query: str, k: int, filters: Filters, options: Options | None = None) -> Retrieved:
-    """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match)."""
+def search(
+    index: CorpusIndex,
+    query: str,
+    k: int,
+    filters: Filters,
+    options: Options | None = None,
+    query_vector: npt.NDArray[np.float32] | None = None,
+) -> Retrieved:
+    """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match).
+
+    With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused.
+    """
     options = options or Options()
     allowed = index.allowed(filters.key(), filters.admits) if filters.active else None
     candidates = index.lexical_search(query, candidate_pool(k), allowed)
     funnel = Funnel().then("lexical", len(candidates))
-    # One leg so far: fusion is the identity.
-    fused = candidates
+    dense = []
+    if query_vector is not None and options.dense_weight > 0:
+        dense = index.dense_search(query_vector, candidate_pool(k), allowed)
+        funnel = funnel.then("dense", len(dense))
+    if dense:
+        weights = leg_weights(query, options.bm25_weight, options.dense_weight)
+        fused = rrf({"lexical": candidates, "dense": dense}, weights)
+    else:
+        fused = candidates  # one leg: fusion is the identity, and BM25 keeps its own scores
     funnel = funnel.then("fused", len(fused))
     chunks = index.chunks([slot for slot, _ in fused])
     scored = [(slot, Hit(chunks[slot], score)) for slot, score in fused if slot in chunks]
@@ -184,7 +207,8 @@ def search(index: CorpusIndex, query: str, k: int, filters: Filters, options: Op
     top = tuple(assemble(unique, k, options.stitch))
     funnel = funnel.then("dedup/stitch" if options.stitch else "dedup", len(unique))
     weakest = min((h.score for h in hits), default=None)
-    return Retrieved(top, funnel.then("returned", len(top)), "bm25", explanations, confidence, profile, weakest)
+    mode = "hybrid" if dense else "bm25"
+    return Retrieved(top, funnel.then("returned", len(top)), mode, explanations, confidence, profile, weakest)
 
 
 __all__ = [

@@ -1,0 +1,194 @@
+"""The dense leg against a real embedding model served over Ollama's HTTP API on loopback (no mocks).
+
+The server is shared/tools/ollama_compat_server.py (all-MiniLM-L6-v2, int8 ONNX, 384-d); these tests skip
+with the reason when it or its model package is not installed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentty_rag.config import load_settings
+from agentty_rag.service import Workspace
+from tests.conftest import CompatServer, free_port, write
+
+DOCS = {
+    "docs/vehicles.md": "# Vehicles\n\nChange the engine oil of an automobile every ten thousand kilometres and "
+    "rotate the tyres at the same visit.\n",
+    "docs/kitchen.md": "# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes until the crust "
+    "is golden.\n",
+    "docs/garden.md": "# Garden\n\nWater tomato seedlings every morning and stake them once they are knee high.\n",
+    "docs/finance.md": "# Finance\n\nFile quarterly tax returns before the deadline to avoid late payment penalties.\n",
+}
+# No word of this question (after stop words and stemming) appears in the vehicles page.
+PARAPHRASE = "how often should my car get serviced"
+
+
+_OPEN: list[Workspace] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_workspaces() -> Iterator[None]:
+    """Every workspace a test opens is closed after it (its HTTP connections and databases)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def _open(root: Path, env: dict[str, str]) -> Workspace:
+    workspace = Workspace(root, load_settings(env))
+    _OPEN.append(workspace)
+    return workspace
+
+
+def _ws(root: Path, server: CompatServer | None, **env: str) -> Workspace:
+    values = {"AGENTTY_EMBED_MODEL": "all-minilm", **env}
+    if server is not None:
+        values["AGENTTY_OLLAMA_HOST"] = server.host
+    return _open(root, values)
+
+
+def _paths(workspace: Workspace, query: str, k: int = 4) -> list[str]:
+    return [r["path"] for r in workspace.search_docs(query, k=k).structured["results"]]
+
+
+def test_a_paraphrase_with_no_shared_words_is_found_only_when_hybrid(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_docs(PARAPHRASE)
+    assert lexical.result.mode == "bm25" and "vehicles.md" not in lexical.text
+    server = compat_server()
+    hybrid = _ws(tmp_path, server).search_docs(PARAPHRASE)
+    assert hybrid.result.mode == "hybrid"
+    assert hybrid.structured["results"][0]["path"] == "vehicles.md"
+    assert hybrid.text.startswith("search_docs · hybrid · lexical ") and " dense " in hybrid.text.split("\n")[0]
+
+
+@pytest.mark.parametrize("case", ["refused", "missing model", "slow"])
+def test_a_failed_probe_leaves_the_session_lexical_within_the_bound(
+    tmp_path: Path, compat_server: Callable[..., CompatServer], case: str
+) -> None:
+    write(tmp_path, DOCS)
+    if case == "refused":
+        host, model = f"127.0.0.1:{free_port()}", "all-minilm"
+    elif case == "missing model":
+        host, model = compat_server().host, "nomic-embed-text"
+    else:
+        host, model = compat_server("--delay-ms", "5000").host, "all-minilm"
+    workspace = _open(tmp_path, {"AGENTTY_OLLAMA_HOST": host, "AGENTTY_EMBED_MODEL": model})
+    started = time.monotonic()
+    first = workspace.search_docs("engine oil")
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.5, f"the probe took {elapsed:.2f} s"
+    expected = {
+        "refused": "connection refused",
+        "missing model": "run `ollama pull nomic-embed-text`",
+        "slow": "timeout",
+    }[case]
+    assert first.result.mode.startswith("bm25 (dense unavailable: ") and expected in first.result.mode
+    assert first.structured["results"][0]["path"] == "vehicles.md"
+    started = time.monotonic()
+    workspace.search_docs("tomato seedlings")
+    assert time.monotonic() - started < 0.5  # no later search pays a network timeout
+
+
+def test_dense_weight_zero_gives_exactly_the_bm25_ranking(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    server = compat_server()
+    lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0")
+    weightless = _ws(tmp_path, server, AGENTTY_RAG_DENSE_WEIGHT="0")
+    for query in (PARAPHRASE, "bread crust", "tax deadline penalties", "water"):
+        a, b = lexical.search_docs(query).structured, weightless.search_docs(query).structured
+        assert [(r["provenance"], r["score"]) for r in a["results"]] == [
+            (r["provenance"], r["score"]) for r in b["results"]
+        ]
+        assert b["mode"] == "bm25 (dense weight 0)"
+
+
+def test_the_embedding_server_dying_mid_session_degrades_truthfully_and_comes_back(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    port = free_port()
+    server = compat_server(port=port)
+    workspace = _ws(tmp_path, server, AGENTTY_RAG_DENSE_RETRY_S="1")
+    assert workspace.search_docs(PARAPHRASE).result.mode == "hybrid"
+    server.stop()
+    modes = [workspace.search_docs(f"{PARAPHRASE} {i}").result.mode for i in range(5)]
+    assert all(m.startswith("bm25 (degraded: dense — connection refused") for m in modes[:3])
+    assert modes[3].startswith("bm25 (dense unavailable: connection refused") and "3 failures in a row" in modes[3]
+    assert modes[4] == modes[3]  # switched off: no more requests
+    compat_server(port=port)
+    time.sleep(1.1)  # the cool-down
+    assert workspace.search_docs(PARAPHRASE + " again").result.mode == "hybrid"
+
+
+def test_vectors_missing_after_the_server_went_away_are_filled_in_later(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, {f"docs/page{i:02}.md": f"# Page {i}\n\nTopic number {i} about deployments.\n" for i in range(40)})
+    port = free_port()
+    workspace = _open(tmp_path, {"AGENTTY_OLLAMA_HOST": f"127.0.0.1:{port}", "AGENTTY_EMBED_MODEL": "all-minilm"})
+    assert workspace.search_docs("deployments").result.mode.startswith("bm25 (dense unavailable")
+    server = compat_server(port=port)
+    fresh = _ws(tmp_path, server, AGENTTY_RAG_EMBED_BATCH="8")
+    index = fresh.index("docs")
+    index.refresh()
+    fresh.dense.ensure()
+    fresh.embed_all("docs")
+    assert index.vector_coverage() == (40, 40)
+    # Index-time failure half way: the server dies, BM25 keeps answering, the gap is filled later.
+    write(tmp_path, {f"docs/more{i:02}.md": f"# More {i}\n\nAnother page {i} about rollbacks.\n" for i in range(40)})
+    index.refresh()
+    server.stop()
+    assert fresh.embed_all("docs") == 0
+    have, live = index.vector_coverage()
+    assert (have, live) == (40, 80)
+    degraded = fresh.search_docs("rollbacks")
+    assert degraded.result.mode.startswith("bm25 (") and degraded.structured["results"]
+    compat_server(port=port)
+    again = _ws(tmp_path, server)
+    again.dense.ensure()
+    again.embed_all("docs")
+    assert again.index("docs").vector_coverage() == (80, 80)
+
+
+def test_a_new_embedding_model_re_embeds_but_keeps_the_chunks(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    server = compat_server(names="all-minilm,other-embedder")
+    first = _ws(tmp_path, server)
+    first.search_docs("engine oil")
+    first.embed_all("docs")
+    assert first.index("docs").vector_coverage() == (4, 4)
+    second = _ws(tmp_path, server, AGENTTY_EMBED_MODEL="other-embedder")
+    report = second.index("docs").refresh()
+    assert not report.rebuilt and report.rechunked_files == 0  # chunks and BM25 stay
+    second.dense.ensure()
+    assert second.embed_all("docs") == 4  # vectors of the new profile
+    assert second.search_docs(PARAPHRASE).result.mode == "hybrid"
+    third = _ws(tmp_path, server)
+    third.dense.ensure()
+    assert third.embed_all("docs") == 0  # the first model's vectors were kept
+
+
+def test_query_embeddings_are_cached_and_unit_length(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    server = compat_server()
+    workspace = _ws(tmp_path, server)
+    vector, reason = workspace.dense.query_vector("refresh tokens")
+    assert reason == "" and vector is not None and vector.shape == (384,)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+    server.stop()
+    again, reason = workspace.dense.query_vector("refresh tokens")
+    assert again is vector and reason == ""  # from the cache, no request
