@@ -313,6 +313,9 @@ def run(args: argparse.Namespace) -> int:
         chunks = index.all_chunks()
         dense: dict[str, Any] = {"state": workspace.dense.ensure().state, "description": workspace.dense.describe()}
         if dense["state"] == "ready":
+            # Vectors the workspace's own index already holds are reused (same model, same text).
+            own = user_workspace.index(args.corpus).config.db_path
+            dense["reused"] = index.import_vectors(own) if own.exists() else 0
             started = time.perf_counter()
             embedded = workspace.embed_all(args.corpus, lambda done, total, _: progress(f"embedding {done}/{total}"))
             seconds = time.perf_counter() - started
@@ -380,9 +383,10 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     print()
     if "embedded" in dense:
+        reused = f", {dense['reused']:,} vectors reused from the workspace's index" if dense.get("reused") else ""
         print(
             f"dense leg: {dense['description']}; embedded {dense['embedded']:,} chunks in {dense['seconds']:.1f} s "
-            f"({dense['chunks_per_s']:.1f} chunks/s)"
+            f"({dense['chunks_per_s']:.1f} chunks/s){reused}"
         )
         by_rung = {row["rung"]: row for row in rows}
         if "bm25" in by_rung and "+dense" in by_rung:

@@ -579,6 +579,18 @@ class CorpusIndex:
             return  # vectors of another dimension under the same profile key cannot happen; ignore them
         self._dense.put(slots, matrix)
 
+    def import_vectors(self, other: Path) -> int:
+        """Reuse the vectors of another index database (same profile, same embedded text); returns how many."""
+        with self.lock:
+            try:
+                added = self._open_store().import_vectors(other)
+            except _sqlite_error() as error:
+                log.info("could not read vectors from %s: %s", other, error)
+                return 0
+            if self.embedding_profile is not None:
+                self._load_vectors()
+            return added
+
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""
         with self.lock:

@@ -301,6 +301,20 @@ class Store:
                 self._db.execute("ROLLBACK")
                 raise
 
+    def import_vectors(self, other: Path) -> int:
+        """Copy every vector of another index database that this one lacks (same profile and text hash)."""
+        with self._lock:
+            before = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+            self._db.execute("ATTACH DATABASE ? AS other", (str(other),))
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("INSERT OR IGNORE INTO vectors SELECT profile, hash, vector FROM other.vectors")
+                self._db.execute("COMMIT")
+            finally:
+                self._db.execute("DETACH DATABASE other")
+            after = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        return int(after - before)
+
     def prune_vectors(self) -> None:
         """Drop vectors no live chunk uses (kept until the table is twice the live chunks: reverts reuse them)."""
         with self._lock:
