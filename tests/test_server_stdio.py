@@ -153,3 +153,16 @@ async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, c
     assert result is not None and _text(result).startswith("search_docs · hybrid · lexical ")
     assert result.structured_content is not None
     assert result.structured_content["results"][0]["path"] == "vehicles.md"
+
+
+async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path) -> None:
+    async with Client(_server(tmp_path, **fixture_env())) as client:
+        prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+        result = await client.get_prompt(
+            "context_for", {"question": "which bucket permissions does the artifact store need?"}
+        )
+        off_topic = await client.get_prompt("context_for", {"question": "write a haiku about autumn leaves"})
+    assert "context_for" in prompts
+    text = result.messages[0].content.text  # type: ignore[union-attr]
+    assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:guide/artifacts.md:" in text
+    assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]

@@ -8,9 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from agentty_rag import __version__
 from agentty_rag.config import Settings, load_settings
@@ -60,6 +63,27 @@ def _parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="what each index holds, whether it is fresh, what was skipped")
     status.add_argument("--json", action="store_true", help="print as JSON")
+
+    inject = commands.add_parser("inject", help="print retrieved context for the prompt on stdin (agent hooks)")
+    inject.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default), or the JSON a UserPromptSubmit hook reads",
+    )
+
+    proactive = commands.add_parser("proactive", help="show or set proactive injection: on, first-turn, off")
+    proactive.add_argument("mode", nargs="?", choices=("on", "first-turn", "off"), help="the new mode")
+
+    init = commands.add_parser("init", help="write an agent's project configuration for agentty-rag")
+    init.add_argument("client", choices=CLIENTS, help="which agent")
+    init.add_argument(
+        "--hook",
+        action="store_true",
+        help="claude-code: also add the UserPromptSubmit hook that runs agentty-rag inject",
+    )
+    init.add_argument("--force", action="store_true", help="overwrite files that exist")
+    init.add_argument("--dry-run", action="store_true", help="only show what would be written")
     return parser
 
 
@@ -128,6 +152,134 @@ def _status_text(status: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _inject(args: argparse.Namespace, settings: Settings) -> int:
+    """The hook: exit 0 in every case, print the block or nothing; say on stderr why it stayed quiet."""
+    from agentty_rag.inject import (
+        PROMPT_MAX_BYTES,
+        Injection,
+        StdinError,
+        hook_json,
+        proactive_context,
+        read_event,
+    )
+    from agentty_rag.service import Workspace
+
+    def note(message: str) -> None:
+        print(f"agentty-rag inject: {message}", file=sys.stderr)
+
+    try:
+        data = sys.stdin.buffer.read(PROMPT_MAX_BYTES + 1)
+        try:
+            event = read_event(data)
+        except StdinError as error:
+            note(f"{error}; nothing injected")
+            return 0
+        root = (args.root or (Path(event.cwd) if event.cwd else Path.cwd())).expanduser()
+        if not root.is_dir():
+            note(f"{root} is not a folder; nothing injected")
+            return 0
+        workspace = Workspace(root, settings)
+        outcome: list[Any] = []
+
+        def work() -> None:
+            try:
+                outcome.append(proactive_context(workspace, event))
+            except Exception as error:  # reported below; a hook must never block the user's turn
+                outcome.append(error)
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(settings.proactive_timeout_ms / 1000)
+        if worker.is_alive():
+            note(
+                f"retrieval took longer than AGENTTY_RAG_PROACTIVE_TIMEOUT_MS={settings.proactive_timeout_ms}; "
+                "nothing injected"
+            )
+            sys.stderr.flush()
+            os._exit(0)  # the worker may be mid-update: its transaction rolls back, the index stays valid
+        injection = outcome[0] if outcome else None
+        if not isinstance(injection, Injection):
+            note(f"retrieval failed ({type(injection).__name__}: {injection}); nothing injected")
+            return 0
+        if injection.block is None:
+            note(injection.reason)
+        else:
+            print(hook_json(injection.block) if args.format == "json" else injection.block)
+        workspace.close()
+    except Exception as error:  # a hook must never block the user's turn
+        note(f"unexpected error ({type(error).__name__}: {error}); nothing injected")
+    return 0
+
+
+def _proactive(workspace: Any, mode: str | None) -> int:
+    from agentty_rag.inject import effective_mode
+    from agentty_rag.state import read_mode, write_mode
+
+    if mode is not None:
+        write_mode(workspace.state_dir, mode)
+        print(f"proactive injection: {mode} (saved in {workspace.state_dir / 'settings.json'})")
+    saved, problem = read_mode(workspace.state_dir)
+    if problem:
+        print(f"agentty-rag: {problem}", file=sys.stderr)
+    current, _ = effective_mode(workspace)
+    if mode is None:
+        print(f"proactive injection: {current}")
+    if workspace.settings.proactive is not None and current != saved:
+        print(f"(AGENTTY_RAG_PROACTIVE={int(workspace.settings.proactive)} overrides the saved mode {saved})")
+    return 0
+
+
+CLIENTS = ("claude-code", "cursor", "codex")
+
+
+def client_files(client: str, hook: bool, command: str) -> dict[str, str]:
+    """The project files that register agentty-rag with a client (path relative to the workspace -> text)."""
+    server = {"command": command, "args": ["serve"]}
+    if client == "codex":
+        return {".codex/config.toml": f'[mcp_servers.agentty-rag]\ncommand = "{command}"\nargs = ["serve"]\n'}
+    path = ".cursor/mcp.json" if client == "cursor" else ".mcp.json"
+    files = {path: json.dumps({"mcpServers": {"agentty-rag": server}}, indent=2) + "\n"}
+    if client == "claude-code" and hook:
+        settings = {
+            "hooks": {
+                "UserPromptSubmit": [
+                    {"hooks": [{"type": "command", "command": f"{command} inject --format json", "timeout": 10}]}
+                ]
+            }
+        }
+        files[".claude/settings.json"] = json.dumps(settings, indent=2) + "\n"
+    return files
+
+
+def _init(root: Path, client: str, hook: bool, force: bool, dry_run: bool) -> int:
+    import shutil
+
+    command = "agentty-rag" if shutil.which("agentty-rag") else str(Path(sys.argv[0]).resolve())
+    files = client_files(client, hook, command)
+    existing = [path for path in files if (root / path).exists()]
+    for path, text in files.items():
+        print(f"--- {root / path}{' (exists)' if path in existing else ''}")
+        print(text, end="")
+    if dry_run:
+        print("(dry run: nothing written)")
+        return 0
+    if existing and not force:
+        print(
+            f"agentty-rag: {', '.join(existing)} already exist; merge the lines above by hand, or rerun with "
+            "--force to overwrite",
+            file=sys.stderr,
+        )
+        return 1
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    print(f"wrote {', '.join(files)}")
+    if hook:
+        print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``agentty-rag`` command; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -136,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help(sys.stderr)
         return 2
+    if args.command == "inject":
+        return _inject(args, settings)
     root = (args.root or Path.cwd()).expanduser()
     if not root.is_dir():
         print(f"agentty-rag: --root {root} is not a folder", file=sys.stderr)
@@ -188,6 +342,10 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     print(f"{name}: dense leg {workspace.dense.describe()}")
             return 0
+        if args.command == "proactive":
+            return _proactive(workspace, args.mode)
+        if args.command == "init":
+            return _init(workspace.root, args.client, args.hook, args.force, args.dry_run)
         if args.command == "status":
             statuses = [
                 {**workspace.index(name).status(), "dense": workspace.dense_status(name)} for name in ("docs", "code")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice"]
+Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice", "sources"]
 
 
 @dataclass(frozen=True)
@@ -266,6 +266,48 @@ VARIABLES: tuple[Variable, ...] = (
         True,
         "Compress long passages to the sentences / lines the query needs (0: first lines only).",
     ),
+    # Proactive injection
+    Variable(
+        "AGENTTY_RAG_PROACTIVE",
+        "proactive",
+        "bool",
+        None,
+        "1: inject context before every turn (mode on); 0: never. Wins over .agentty/settings.json.",
+    ),
+    Variable(
+        "AGENTTY_RAG_PROACTIVE_SOURCES",
+        "proactive_sources",
+        "sources",
+        ("docs",),
+        "What the hook retrieves from: docs, code, or docs,code.",
+    ),
+    Variable(
+        "AGENTTY_RAG_PROACTIVE_BYTES",
+        "proactive_bytes",
+        "int",
+        6144,
+        "Budget for the passage bodies of one injected block.",
+        1024,
+        32 * 1024,
+    ),
+    Variable(
+        "AGENTTY_RAG_PROACTIVE_MIN_CONFIDENCE",
+        "proactive_min_confidence",
+        "float",
+        0.30,
+        "Inject only when the retrieval's confidence is at least this.",
+        0.0,
+        1.0,
+    ),
+    Variable(
+        "AGENTTY_RAG_PROACTIVE_TIMEOUT_MS",
+        "proactive_timeout_ms",
+        "int",
+        2000,
+        "The hook prints nothing and exits 0 when retrieval takes longer than this.",
+        100,
+        60_000,
+    ),
     Variable(
         "AGENTTY_RAG_MEASURE",
         "measure",
@@ -326,6 +368,11 @@ class Settings:
     budget_gamma: float = 1.5
     conf_budget_floor: float = 0.45
     extractive: bool = True
+    proactive: bool | None = None
+    proactive_sources: tuple[str, ...] = ("docs",)
+    proactive_bytes: int = 6144
+    proactive_min_confidence: float = 0.30
+    proactive_timeout_ms: int = 2000
     measure: bool = False
     log_level: str = "warning"
     home: Path | None = None
@@ -337,6 +384,8 @@ def _describe_default(var: Variable) -> str:
         return "unset"
     if isinstance(var.default, bool):
         return "1" if var.default else "0"
+    if isinstance(var.default, tuple):
+        return ",".join(str(v) for v in var.default)
     return str(var.default)
 
 
@@ -386,6 +435,11 @@ def parse_variable(var: Variable, raw: str, warnings: list[str]) -> object:
         if text.lower() in var.choices:
             return text.lower()
         return invalid("one of " + ", ".join(var.choices))
+    if var.kind == "sources":
+        names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+        if not names or any(n not in ("docs", "code") for n in names):
+            return invalid("a comma-separated list of docs and code")
+        return names
     if var.kind == "path":
         return Path(text).expanduser() if text else var.default
     if var.kind == "paths":

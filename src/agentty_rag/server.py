@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from agentty_rag import __version__
 from agentty_rag.errors import AgenttyError
+from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.service import MAX_K, Outcome, Workspace
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,10 @@ declaration with its provenance code:PATH:START-END.
 
 Use it when you do not know the identifier ("where are webhook deliveries retried?"). For an exact
 identifier, string or error message, use grep instead: it is exact and complete."""
+
+CONTEXT_FOR_DESCRIPTION = """\
+Retrieved excerpts of this project's docs (and code, when AGENTTY_RAG_PROACTIVE_SOURCES says so) for a
+question, within the proactive budget, with their provenance; nothing when retrieval is not confident."""
 
 ReadOnly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -214,6 +219,20 @@ def build_server(workspace: Workspace) -> MCPServer[AppState]:
             return _result(await _with_progress(ctx, workspace, "code", call))
         except AgenttyError as error:
             raise ToolError(str(error)) from None
+
+    @mcp.prompt(name="context_for", description=CONTEXT_FOR_DESCRIPTION)
+    async def context_for(
+        question: Annotated[str, Field(description="The question to find project context for.")],
+    ) -> str:
+        injection = await anyio.to_thread.run_sync(
+            functools.partial(proactive_context, workspace, HookEvent(question), True)
+        )
+        if injection.block is None:
+            return (
+                f"No confident project context for this question ({injection.reason}). "
+                "Use the search_docs or search_code tools to look further."
+            )
+        return injection.block
 
     return mcp
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,10 +20,11 @@ from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
 from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
-from agentty_rag.errors import BadRequest, IndexBusy
+from agentty_rag.errors import BadRequest, IndexBusy, IndexCorrupt
 from agentty_rag.index.dense import EmbeddingError
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
+from agentty_rag.index.lock import held as lock_held
 from agentty_rag.render import render_structured, render_text
 from agentty_rag.retrieve.features import QueryProfile
 from agentty_rag.retrieve.pipeline import Filters, Options, Retrieved, search
@@ -48,6 +51,17 @@ DOC_SOURCE_NAMES = {
     "memory": "memory",
     "memories": "memory",
 }
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A retrieval over one index: the ranking (None when there was nothing to rank) and how it went."""
+
+    index: CorpusIndex
+    retrieved: Retrieved | None
+    mode: str
+    empty_reason: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,46 +251,76 @@ class Workspace:
 
     # -- searching ------------------------------------------------------------------------------------------
 
-    def _run(
-        self,
-        tool: str,
-        name: str,
-        query: str,
-        k: int,
-        filters: Filters,
-        notes: tuple[str, ...],
-        wait_s: float | None,
-    ) -> Outcome:
+    def retrieve(
+        self, name: str, query: str, k: int, filters: Filters | None = None, wait_s: float | None = None
+    ) -> Attempt:
+        """Refresh the index and rank it for ``query`` (no validation, no rendering).
+
+        The network comes first, without the index lock: the (bounded) probe and the query's embedding.
+        """
+        filters = filters or Filters()
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
-        # The network first, without the index lock: the (bounded) probe and the query's embedding.
         status = self.dense.ensure()
         vector, degraded = self.dense.query_vector(query) if status.state == "ready" else (None, "")
         if not index.lock.acquire(timeout=wait):
             done, total = index.build_state
             reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
-            result = SearchResult(tool, query, self._mode("bm25", index, degraded), (), Funnel(), reason, notes)
-            return self._outcome(index, result)
+            return Attempt(index, None, self._mode("bm25", index, degraded), reason)
+        notes: tuple[str, ...] = ()
         try:
             try:
                 index.refresh()
             except IndexBusy as error:
                 # Another process holds the update lock: answer from the last committed index, and say so.
-                notes = (*notes, f"{error}; these results may miss the newest edits")
+                notes = (f"{error}; these results may miss the newest edits",)
             if index.n_chunks == 0:
-                mode = self._mode("bm25", index, degraded)
-                result = SearchResult(tool, query, mode, (), Funnel(), self._nothing_indexed(name), notes)
-                return self._outcome(index, result)
+                return Attempt(index, None, self._mode("bm25", index, degraded), self._nothing_indexed(name), notes)
             self._prepare_vectors(name, index)
             retrieved = search(index, query, k, filters, self.options(), vector)
             mode = self._mode(retrieved.mode, index, degraded)
         finally:
             index.lock.release()
-        reason = ""
-        if not retrieved.hits:
-            reason = f"no matches ({mode})" + (" within the given filters" if filters.active else "")
-        result = SearchResult(tool, query, mode, retrieved.hits, retrieved.funnel, reason, notes)
-        return self._outcome(index, result, retrieved)
+        reason = (
+            "" if retrieved.hits else f"no matches ({mode})" + (" within the given filters" if filters.active else "")
+        )
+        return Attempt(index, retrieved, mode, reason, notes)
+
+    def build_in_background(self, name: str) -> str:
+        """When an index must be built first, start ``agentty-rag index NAME`` as a detached process.
+
+        For callers that must answer fast (the proactive hook): they stay quiet this turn instead of
+        building inside their time limit. Returns what was done ("" when the index can be used now).
+        """
+        index = self.index(name)
+        if not index.config.sources:
+            return ""
+        if lock_held(index.config.lock_path):
+            return f"the {name} index is being built by another process"
+        with index.lock:
+            try:
+                reason = index.needs_rebuild()
+            except IndexCorrupt as error:
+                reason = str(error)
+        if not reason:
+            return ""
+        subprocess.Popen(
+            [sys.executable, "-m", "agentty_rag", "--root", str(self.root), "index", name],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return f"the {name} index needed a build ({reason}); building it in the background"
+
+    def _run(
+        self, tool: str, name: str, query: str, k: int, filters: Filters, notes: tuple[str, ...], wait_s: float | None
+    ) -> Outcome:
+        attempt = self.retrieve(name, query, k, filters, wait_s)
+        retrieved = attempt.retrieved
+        hits, funnel = (retrieved.hits, retrieved.funnel) if retrieved is not None else ((), Funnel())
+        result = SearchResult(tool, query, attempt.mode, hits, funnel, attempt.empty_reason, (*notes, *attempt.notes))
+        return self._outcome(attempt.index, result, retrieved)
 
     # -- the dense leg --------------------------------------------------------------------------------------
 
@@ -459,8 +503,15 @@ class Workspace:
         return self._run("search_code", "code", text, _check_k(k), filters, notes, wait_s)
 
     def close(self) -> None:
-        for index in self._indexes.values():
-            index.close()
+        """Close the indexes no thread is using (a busy one is left to the process's exit) and connections."""
+        with self._guard:
+            indexes = list(self._indexes.values())
+        for index in indexes:
+            if index.lock.acquire(blocking=False):
+                try:
+                    index.close()
+                finally:
+                    index.lock.release()
         self.dense.close()
 
 

@@ -51,4 +51,20 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
         os.close(fd)
 
 
-__all__ = ["exclusive"]
+def held(path: Path) -> bool:
+    """Whether another process holds the lock right now (never waits)."""
+    if fcntl is None or not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+__all__ = ["exclusive", "held"]

@@ -1,0 +1,83 @@
+"""Small per-workspace state under ``.agentty/`` that is not an index: the proactive mode a user chose, and
+which agent sessions were already grounded (for the ``first-turn`` mode).
+
+Both files are JSON, written to a temporary name and renamed, so a reader never sees half a file. A file
+that cannot be read is reported and treated as empty; it never stops a turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+
+MODES = ("on", "first-turn", "off")
+SETTINGS_FILE = "settings.json"
+SESSIONS_FILE = "sessions.json"
+# Sessions grounded longer ago than this are forgotten, and at most this many are kept.
+SESSION_TTL_S = 7 * 24 * 3600
+MAX_SESSIONS = 2000
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _read_json(path: Path) -> tuple[object, str]:
+    """(data, problem): data is None when the file is missing or unreadable (then problem says why)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), ""
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return None, f"{path} is unreadable ({error}); treating it as empty"
+
+
+def read_mode(state_dir: Path) -> tuple[str, str]:
+    """(mode from ``settings.json``, problem). A missing, corrupt or unknown setting is ``off``."""
+    data, problem = _read_json(state_dir / SETTINGS_FILE)
+    if problem:
+        return "off", problem
+    if data is None:
+        return "off", ""
+    mode = data.get("proactive") if isinstance(data, dict) else None
+    if mode is None:
+        return "off", ""
+    if mode not in MODES:
+        return "off", f"{state_dir / SETTINGS_FILE}: proactive mode {mode!r} is not one of {', '.join(MODES)}; off"
+    return str(mode), ""
+
+
+def write_mode(state_dir: Path, mode: str) -> None:
+    """Persist the proactive mode, keeping any other keys of ``settings.json``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    data, _ = _read_json(state_dir / SETTINGS_FILE)
+    settings = dict(data) if isinstance(data, dict) else {}
+    settings["proactive"] = mode
+    _write_json(state_dir / SETTINGS_FILE, settings)
+
+
+def first_time(state_dir: Path, session_id: str, now: float | None = None) -> bool:
+    """Record ``session_id``; True when it was not known (its first turn). Old sessions are pruned."""
+    now = time.time() if now is None else now
+    path = state_dir / SESSIONS_FILE
+    data, _ = _read_json(path)
+    sessions = {k: v for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}
+    sessions = {k: v for k, v in sessions.items() if now - v < SESSION_TTL_S}
+    seen = session_id in sessions
+    if not seen:
+        sessions[session_id] = now
+        if len(sessions) > MAX_SESSIONS:
+            sessions = dict(sorted(sessions.items(), key=lambda item: item[1])[-MAX_SESSIONS:])
+        with contextlib.suppress(OSError):
+            _write_json(path, sessions)
+    return not seen
+
+
+__all__ = ["MODES", "first_time", "read_mode", "write_mode"]
