@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -200,15 +201,15 @@ class Store:
     def all_terms(self, fields: Sequence[str]) -> Iterator[tuple[int, dict[str, FieldTerms]]]:
         return self.delta_terms(fields, 0)
 
-    def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
-        wanted = sorted(set(terms))
-        found: dict[str, int] = {}
+    def _rows_in(self, sql: str, keys: Sequence[object]) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``sql`` (with one ``IN ({marks})``) for every key, 500 keys per statement."""
         with self._lock:
-            for i in range(0, len(wanted), 500):
-                batch = wanted[i : i + 500]
-                marks = ",".join("?" * len(batch))
-                found.update(self._db.execute(f"SELECT term, id FROM vocab WHERE term IN ({marks})", batch).fetchall())
-        return found
+            for i in range(0, len(keys), 500):
+                batch = list(keys[i : i + 500])
+                yield from self._db.execute(sql.format(marks=",".join("?" * len(batch))), batch).fetchall()
+
+    def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
+        return dict(self._rows_in("SELECT term, id FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
 
     def vocab_size(self) -> int:
         with self._lock:
@@ -217,25 +218,13 @@ class Store:
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         out: dict[int, Chunk] = {}
-        with self._lock:
-            for i in range(0, len(slots), 500):
-                batch = list(slots[i : i + 500])
-                marks = ",".join("?" * len(batch))
-                for row in self._db.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE slot IN ({marks})", batch):
-                    slot, source, ref, start, end, text, language, kind, context, symbol, title = row
-                    out[slot] = Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
+        for row in self._rows_in(f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE slot IN ({{marks}})", slots):
+            slot, source, ref, start, end, text, language, kind, context, symbol, title = row
+            out[slot] = Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
         return out
 
     def term_blobs(self, slots: Sequence[int]) -> dict[int, bytes]:
-        out: dict[int, bytes] = {}
-        with self._lock:
-            for i in range(0, len(slots), 500):
-                batch = list(slots[i : i + 500])
-                marks = ",".join("?" * len(batch))
-                out.update(
-                    self._db.execute(f"SELECT slot, terms FROM chunks WHERE slot IN ({marks})", batch).fetchall()
-                )
-        return out
+        return dict(self._rows_in("SELECT slot, terms FROM chunks WHERE slot IN ({marks})", slots))
 
     def chunk_attributes(self) -> list[tuple[int, str, str, str]]:
         """(slot, source, ref, language) of every chunk, for filters."""
@@ -243,16 +232,7 @@ class Store:
             return self._db.execute("SELECT slot, source, ref, language FROM chunks").fetchall()
 
     def slots_of_files(self, keys: Iterable[str]) -> list[int]:
-        wanted = list(keys)
-        out: list[int] = []
-        with self._lock:
-            for i in range(0, len(wanted), 500):
-                batch = wanted[i : i + 500]
-                marks = ",".join("?" * len(batch))
-                out.extend(
-                    r[0] for r in self._db.execute(f"SELECT slot FROM chunks WHERE file_key IN ({marks})", batch)
-                )
-        return out
+        return [row[0] for row in self._rows_in("SELECT slot FROM chunks WHERE file_key IN ({marks})", list(keys))]
 
     def missing_vectors(self, profile: str, limit: int) -> list[tuple[int, str, Chunk]]:
         """Up to ``limit`` (slot, embed hash, chunk) of live chunks without a vector for ``profile``."""
