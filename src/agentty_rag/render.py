@@ -31,7 +31,23 @@ def _label(chunk: Chunk) -> str:
     if chunk.source == "code":
         symbol = chunk.symbol or "(top level)"
         return f"{symbol} ({chunk.kind}, {chunk.language})"
-    return chunk.context
+    return heading_label(chunk.context)
+
+
+def heading_label(context: str) -> str:
+    """A stitched passage's heading paths, each after the first shown from where it leaves the first:
+    ``Guide > Auth | Guide > Auth > Tokens`` reads ``Guide > Auth + Tokens``."""
+    paths = [p.split(" > ") for p in context.split(" | ") if p]
+    if len(paths) < 2:
+        return context
+    first = paths[0]
+    shown = [" > ".join(first)]
+    for path in paths[1:]:
+        common = 0
+        while common < min(len(first), len(path)) and first[common] == path[common]:
+            common += 1
+        shown.append(" > ".join(path[common:]) or path[-1])
+    return " + ".join(shown)
 
 
 def header(result: SearchResult, packed: Packed) -> str:

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -26,7 +27,7 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import FieldSpec, field_terms
@@ -237,8 +238,8 @@ class CorpusIndex:
             store = self._open_store()
             if store.generation() != self._generation:
                 self._reload()
-        except (IndexCorrupt, ValueError, OSError, _sqlite_error()) as error:
-            self._recover(error)
+        except (IndexCorrupt, sqlite3.DatabaseError) as error:
+            self._recover(_as_corruption(error))
 
     def _recover(self, error: BaseException) -> None:
         self._warn(f"the {self.config.name} index could not be read ({error}); rebuilding it")
@@ -305,8 +306,8 @@ class CorpusIndex:
                     self._sync()  # another process may have done (part of) the work meanwhile
                     reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
                     report = self._update(scan, reason)
-            except (IndexCorrupt, ValueError, _sqlite_error()) as error:
-                self._recover(error)
+            except (IndexCorrupt, sqlite3.DatabaseError) as error:
+                self._recover(_as_corruption(error))
                 with exclusive(self.config.lock_path, self.config.lock_timeout_s):
                     report = self._update(scan, "index was unreadable")
             report.seconds = time.perf_counter() - started
@@ -584,7 +585,7 @@ class CorpusIndex:
         with self.lock:
             try:
                 added = self._open_store().import_vectors(other)
-            except _sqlite_error() as error:
+            except sqlite3.Error as error:
                 log.info("could not read vectors from %s: %s", other, error)
                 return 0
             if self.embedding_profile is not None:
@@ -816,10 +817,19 @@ def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
     return np.concatenate(items).astype(np.int32) if items else np.zeros(0, np.int32)
 
 
-def _sqlite_error() -> type[Exception]:
-    import sqlite3
+def _as_corruption(error: Exception) -> IndexCorrupt:
+    """The error as corruption (the index is rebuilt), or raised as it is when it is not corruption.
 
-    return sqlite3.Error
+    A locked or unreachable database (``OperationalError``: busy, locked, no permission, disk full) is not
+    corruption: rebuilding would not help and would throw away a good index.
+    """
+    if isinstance(error, IndexCorrupt):
+        return error
+    if isinstance(error, sqlite3.OperationalError):
+        if "locked" in str(error) or "busy" in str(error):
+            raise IndexBusy(f"the index database is busy ({error}); try again") from error
+        raise AgenttyError(f"the index database cannot be used: {error}") from error
+    return IndexCorrupt(str(error))
 
 
 __all__ = ["CorpusIndex", "IndexConfig", "MANIFEST_FORMAT", "RefreshReport"]

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt
 from agentty_rag.index.lexical import FieldTerms, Segment
 from agentty_rag.types import Chunk
 
@@ -83,6 +83,8 @@ def encode_terms(fields: Sequence[str], terms: Mapping[str, FieldTerms]) -> byte
 
 
 def decode_terms(fields: Sequence[str], blob: bytes) -> dict[str, FieldTerms]:
+    if len(blob) % 4:
+        raise IndexCorrupt("a chunk's term list is truncated")
     data = np.frombuffer(blob, np.int32)
     n = len(fields)
     if len(data) < n:
@@ -105,12 +107,20 @@ class Store:
     def __init__(self, path: Path, busy_timeout_s: float = 30.0) -> None:
         self.path = path
         self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
-            self._db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"meta", "files", "chunks", "vocab", "segments", "vectors"} <= known:
+                # A new database (or one from before a table existed): this needs a write lock.
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.executescript(_SCHEMA)
             version = self.meta().get("schema_version")
+        except sqlite3.OperationalError as error:
+            self._db.close()
+            if "locked" in str(error) or "busy" in str(error):
+                raise IndexBusy(f"{path.name} is busy ({error}); try again") from error
+            raise AgenttyError(f"{path.name} cannot be opened: {error}") from error
         except sqlite3.DatabaseError as error:
             with contextlib.suppress(Exception):
                 self._db.close()
@@ -175,6 +185,8 @@ class Store:
         for name, n_terms, indptr, slots, tfs, lens in rows:
             if name not in fields:
                 continue
+            if len(indptr) % 8 or len(slots) % 4 or len(tfs) % 4 or len(lens) % 4:
+                raise IndexCorrupt(f"the {name} postings in {self.path.name} are truncated")
             segment = Segment(
                 np.frombuffer(indptr, np.int64),
                 np.frombuffer(slots, np.int32),

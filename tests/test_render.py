@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from agentty_rag.budget import BudgetConfig, fit
+from agentty_rag.render import confidence_bar, heading_label, provenance, render_structured, render_text
+from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
+
+
+def test_provenance_forms() -> None:
+    assert provenance(Chunk("docs", "guide/auth.md", 20, 44, "x"), 20, 44) == "docs:guide/auth.md:20-44"
+    assert provenance(Chunk("skill", "release-checklist", 1, 9, "x"), 1, 9) == "skill:release-checklist"
+    assert provenance(Chunk("memory", "MEM-PORTS", 3, 3, "x"), 3, 3) == "memory:MEM-PORTS"
+    assert provenance(Chunk("code", "src/x.py", 80, 126, "x"), 80, 126) == "code:src/x.py:80-126"
+
+
+def test_stitched_heading_paths_read_as_one_label() -> None:
+    assert heading_label("Guide > Auth | Guide > Auth > Tokens") == "Guide > Auth + Tokens"
+    assert heading_label("Keys > Master key | Keys > Webhook secret") == "Keys > Master key + Webhook secret"
+    assert heading_label("Only > One") == "Only > One"
+
+
+def test_text_and_structured_say_the_same() -> None:
+    hits = (
+        Hit(Chunk("code", "src/x.py", 3, 4, "def f():\n    return 1", "python", "function", "", "f"), 2.0),
+        Hit(Chunk("docs", "a.md", 1, 2, "# A\n\nText.", "markdown", "section", "A"), 1.0),
+    )
+    result = SearchResult("search_code", "q", "bm25", hits, Funnel().then("lexical", 2).then("returned", 2))
+    packed = fit(hits, BudgetConfig(relevance_floor=0.0), 0.5, weakest=0.0)
+    text = render_text(result, packed)
+    assert text.split("\n")[0].startswith("search_code · bm25 · lexical 2 → returned 2 · confidence 0.50 · ~")
+    assert "[1] code:src/x.py:3-4 · f (function, python) · relevance 1.00\n```python\ndef f():" in text
+    assert "[2] docs:a.md:1-2 · A · relevance 0.50\n# A" in text
+    data = render_structured(result, packed)
+    assert [r["provenance"] for r in data["results"]] == ["code:src/x.py:3-4", "docs:a.md:1-2"]
+    assert data["confidence"] == 0.5 and data["used_bytes"] == sum(len(r["text"]) for r in data["results"])
+
+
+def test_empty_results_show_the_reason() -> None:
+    result = SearchResult("search_docs", "q", "bm25", (), Funnel(), "no docs indexed — set AGENTTY_DOCS_DIR")
+    text = render_text(result, fit((), BudgetConfig()))
+    assert text == "search_docs · bm25\nno docs indexed — set AGENTTY_DOCS_DIR"
+
+
+def test_confidence_bar() -> None:
+    assert confidence_bar(0.74) == "███████░░░"
+    assert confidence_bar(1.5) == "██████████"
