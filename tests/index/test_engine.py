@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,16 @@ def test_incremental_updates_equal_a_full_rebuild_after_random_edits(
     fresh = _code(fresh_root)
     for query in ("alpha beta", "gamma", "token refresh delta", "edit add"):
         assert _top(index, query, 10) == _top(fresh, query, 10)
+
+
+def test_an_index_that_must_not_persist_writes_nothing_to_disk(tmp_path: Path) -> None:
+    write(tmp_path, FILES)
+    persisted = _workspace(tmp_path).index("code")
+    config = replace(persisted.config, persist=False)
+    index = CorpusIndex(config)
+    report = index.refresh()
+    assert report.rebuilt and index.n_chunks == 3
+    assert _top(index, "refresh expired token")[0][0] == "src/auth/tokens.py"
+    (tmp_path / "src/auth/tokens.py").write_text("def renamed_thing():\n    pass\n")
+    assert index.refresh().changed == 1
+    assert not (tmp_path / ".agentty").exists()

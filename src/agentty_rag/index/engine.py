@@ -62,6 +62,8 @@ class IndexConfig:
         roots: folders recorded in the manifest (workspace root, docs root ...).
         rebuild_fraction: share of changed files above which an update is a rebuild.
         lock_timeout_s: how long to wait for another process's update.
+        persist: False keeps the index in memory only (nothing under ``.agentty/``): for sources that must
+            never be written to disk, such as other MCP servers' resources.
     """
 
     name: str
@@ -72,6 +74,7 @@ class IndexConfig:
     roots: dict[str, str] = field(default_factory=dict)
     rebuild_fraction: float = 0.2
     lock_timeout_s: float = 30.0
+    persist: bool = True
 
     @property
     def db_path(self) -> Path:
@@ -178,6 +181,9 @@ class CorpusIndex:
     def _open_store(self) -> Store:
         if self._store is not None:
             return self._store
+        if not self.config.persist:
+            self._store = Store(Path(":memory:"))
+            return self._store
         self.config.state_dir.mkdir(parents=True, exist_ok=True)
         problem = self._manifest_problem()
         if problem:
@@ -194,6 +200,8 @@ class CorpusIndex:
 
     def _manifest_problem(self) -> str:
         """Why the manifest file cannot be trusted ("" when it can, or when there is none yet)."""
+        if not self.config.persist:
+            return ""
         path = self.config.manifest_path
         try:
             raw = path.read_text(encoding="utf-8")
@@ -278,6 +286,12 @@ class CorpusIndex:
         diff.removed = [key for key in self._files if key not in scan.stamps]
         return diff
 
+    def _writer_lock(self) -> contextlib.AbstractContextManager[None]:
+        """The cross-process update lock; an in-memory index has no other process to wait for."""
+        if not self.config.persist:
+            return contextlib.nullcontext()
+        return exclusive(self.config.lock_path, self.config.lock_timeout_s)
+
     def needs_rebuild(self) -> str:
         """Why the stored index cannot be reused ("" when it can)."""
         store = self._open_store()
@@ -302,13 +316,13 @@ class CorpusIndex:
                 self.last_refresh = report
                 return report
             try:
-                with exclusive(self.config.lock_path, self.config.lock_timeout_s):
+                with self._writer_lock():
                     self._sync()  # another process may have done (part of) the work meanwhile
                     reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
                     report = self._update(scan, reason)
             except (IndexCorrupt, sqlite3.DatabaseError) as error:
                 self._recover(_as_corruption(error))
-                with exclusive(self.config.lock_path, self.config.lock_timeout_s):
+                with self._writer_lock():
                     report = self._update(scan, "index was unreadable")
             report.seconds = time.perf_counter() - started
             self.last_refresh = report
@@ -647,6 +661,8 @@ class CorpusIndex:
 
     def _write_manifest(self, store: Store) -> None:
         """Mirror the manifest (header and every file's stamp) as JSON, atomically."""
+        if not self.config.persist:
+            return
         meta = store.meta()
         manifest = {
             "format": MANIFEST_FORMAT,
