@@ -364,9 +364,20 @@ def run(args: argparse.Namespace) -> int:
                 rung_workspace.close()
 
         levers: dict[str, dict[str, float]] = {}
+        measured: dict[str, Any] = {}
         if measure:
             progress("measuring the output path")
             levers = _measure(workspace, args.corpus, queries, args.k)
+            # The MEASURE line describes the configuration the environment selects (what the levers ran on).
+            measured = next((r for r in rows if r["rung"] in ("+budget", "current")), {})
+            if not measured:
+
+                def shown(query: str, k: int) -> list[Chunk]:
+                    retrieved = workspace.ranked(args.corpus, query, k)
+                    return [p.hit.chunk for p in workspace.render(args.corpus, query, retrieved).packed.passages]
+
+                measured = {"rung": "current", **evaluate("current", shown, queries, level, args.k).summary()}
+            measured["mode"] = workspace.ranked(args.corpus, queries[0].text, 1).mode
         timings: dict[str, float] = {}
         if not args.no_timings:
             timings = _timings(workspace, args.corpus, copy_root, env, queries[0].text, progress)
@@ -404,7 +415,7 @@ def run(args: argparse.Namespace) -> int:
     if levers:
         print()
         print(_format_levers(levers))
-        current = next((r for r in rows if r["rung"] in ("+budget", "current")), rows[-1])
+        current = measured
         out = levers["all levers on"]
         print(
             f"MEASURE mode={current.get('mode', 'bm25')} queries={len(queries)} "

@@ -121,21 +121,20 @@ def extract_prose(text: str, allowance: int, evidence: Evidence) -> Excerpt:
 
 
 def _join(text: str, units: list[tuple[int, int]], selection: set[int]) -> str:
-    parts: list[str] = []
-    previous = -1
+    """The selected units: each run of consecutive units as its exact slice of the text, ``…`` between runs
+    and wherever the text goes on before or after them."""
+    runs: list[list[int]] = []
     for index in sorted(selection):
-        if parts and index != previous + 1:
-            parts.append(GAP)
-        elif not parts and index > 0:
-            parts.append(GAP)
-        a, b = units[index]
-        if parts and parts[-1] != GAP and index == previous + 1:
-            separator = "\n" if "\n" in text[units[previous][1] : a] else " "
-            parts[-1] = parts[-1] + separator + text[a:b]
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
         else:
-            parts.append(text[a:b])
-        previous = index
-    if selection and max(selection) < len(units) - 1:
+            runs.append([index, index])
+    parts: list[str] = []
+    for first, last in runs:
+        if first > 0:
+            parts.append(GAP)
+        parts.append(text[units[first][0] : units[last][1]])
+    if runs and runs[-1][1] < len(units) - 1:
         parts.append(GAP)
     return "\n".join(parts)
 
