@@ -4,4 +4,6 @@ import sys
 
 from agentty_rag.cli import main
 
-sys.exit(main())
+# Guarded: worker processes of a large index build import this module again under another name.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -304,3 +304,24 @@ def test_an_index_that_must_not_persist_writes_nothing_to_disk(tmp_path: Path) -
     (tmp_path / "src/auth/tokens.py").write_text("def renamed_thing():\n    pass\n")
     assert index.refresh().changed == 1
     assert not (tmp_path / ".agentty").exists()
+
+
+def test_a_large_build_on_several_processes_equals_one_on_one_core(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentty_rag.index import engine
+
+    files = {
+        f"pkg/m{i:04}.py": f"def handler_{i}(request):\n    '''Serve request {i % 7} quickly.'''\n"
+        f"    return request.value + {i}\n"
+        for i in range(engine.PARALLEL_MIN_FILES + 20)
+    }
+    parallel_root, serial_root = tmp_path_factory.mktemp("parallel"), tmp_path_factory.mktemp("serial")
+    write(parallel_root, files)
+    write(serial_root, files)
+    parallel = _code(parallel_root)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_FILES", 10**9)
+    serial = _code(serial_root)
+    assert parallel.n_chunks == serial.n_chunks == len(files)
+    for query in ("serve request 3", "handler value", "request quickly"):
+        assert _top(parallel, query, 10) == _top(serial, query, 10)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import multiprocessing
 import os
 import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -360,29 +362,37 @@ class CorpusIndex:
 
     def _read(self, scan: _Scan, key: str) -> tuple[_Prepared, bytes]:
         """Read and fingerprint one file (its chunks come later, from ``_chunk``)."""
-        stamp = scan.stamps[key]
-        source = scan.owners[key]
-        try:
-            with open(stamp.path, "rb") as handle:
-                data = handle.read(source.max_bytes + 1)
-        except OSError:
-            return _Prepared(key, stamp, "", [], "unreadable"), b""
-        digest = xxhash.xxh3_128_hexdigest(data)
-        stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns)
-        if len(data) > source.max_bytes:
-            return _Prepared(key, stamp, digest, [], "too large"), b""
-        return _Prepared(key, stamp, digest, []), data
+        return read_file(scan.stamps[key], scan.owners[key].max_bytes)
 
     def _chunk(self, scan: _Scan, item: _Prepared, data: bytes) -> _Prepared:
-        if item.skip:
-            return item
-        loaded = scan.owners[item.key].parse(item.stamp, data)
-        for warning in loaded.warnings:
+        prepared, warnings = chunk_file(scan.owners[item.key], item, data, self.config.chunking)
+        for warning in warnings:
             self._warn(warning)
-        if loaded.skip_reason:
-            return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason)
-        chunks = [c for doc in loaded.documents for c in chunk_document(doc, self.config.chunking)]
-        return _Prepared(item.key, item.stamp, item.hash, chunks)
+        return prepared
+
+    def _prepare_all(self, scan: _Scan, keys: list[str]) -> Iterator[tuple[_Prepared, list[Counted]]]:
+        """Every file read, chunked and counted, in ``keys`` order: on several cores for a large build."""
+        jobs = [(scan.owners[key], scan.stamps[key], self.config.chunking) for key in keys]
+        results: Iterable[tuple[_Prepared, list[Counted], tuple[str, ...]]]
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        pool = None
+        if len(jobs) >= PARALLEL_MIN_FILES and workers > 1:
+            try:
+                pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+                results = pool.map(prepare_file, jobs, chunksize=16)
+            except (OSError, ValueError) as error:  # no processes here: do it in this one
+                log.info("building on one core (%s)", error)
+                pool = None
+        if pool is None:
+            results = (prepare_file(job, self._tokenizer) for job in jobs)
+        try:
+            for item, counted, warnings in results:
+                for warning in warnings:
+                    self._warn(warning)
+                yield item, counted
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
 
     def _terms(self, chunk: Chunk) -> dict[str, Counter[str]]:
         terms = field_terms(self._tokenizer, chunk)
@@ -414,16 +424,16 @@ class CorpusIndex:
         files: dict[str, FileRow] = {}
         rows: list[tuple[int, str, Chunk, bytes]] = []
         slot = 0
+        prepared = self._prepare_all(scan, keys)
         with store.transaction():
             store.clear()
             for number, key in enumerate(keys, start=1):
                 self.build_state = (number - 1, len(keys))
                 if self.progress is not None:
                     self.progress(number, len(keys), key)
-                item = self._chunk(scan, *self._read(scan, key))
+                item, counted = next(prepared)
                 files[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, item.hash, len(item.chunks), item.skip)
-                for chunk in item.chunks:
-                    counts = self._terms(chunk)
+                for chunk, counts in counted:
                     for counter in counts.values():
                         for term in counter:
                             if term not in vocab:
@@ -826,6 +836,59 @@ class CorpusIndex:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+
+Counted = tuple[Chunk, dict[str, Counter[str]]]
+# A full build of at least this many files is spread over processes (up to MAX_WORKERS of them).
+PARALLEL_MIN_FILES = 400
+MAX_WORKERS = 4
+_worker_tokenizer: Tokenizer | None = None
+
+
+def read_file(stamp: FileStamp, max_bytes: int) -> tuple[_Prepared, bytes]:
+    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped."""
+    try:
+        with open(stamp.path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError:
+        return _Prepared(stamp.key, stamp, "", [], "unreadable"), b""
+    digest = xxhash.xxh3_128_hexdigest(data)
+    stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns)
+    if len(data) > max_bytes:
+        return _Prepared(stamp.key, stamp, digest, [], "too large"), b""
+    return _Prepared(stamp.key, stamp, digest, []), data
+
+
+def chunk_file(
+    source: Source, item: _Prepared, data: bytes, chunking: ChunkingConfig
+) -> tuple[_Prepared, tuple[str, ...]]:
+    """Parse a read file into chunks (or the reason it is skipped), with the source's warnings."""
+    if item.skip:
+        return item, ()
+    loaded = source.parse(item.stamp, data)
+    if loaded.skip_reason:
+        return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
+    chunks = [c for doc in loaded.documents for c in chunk_document(doc, chunking)]
+    return _Prepared(item.key, item.stamp, item.hash, chunks), loaded.warnings
+
+
+def prepare_file(
+    job: tuple[Source, FileStamp, ChunkingConfig], tokenizer: Tokenizer | None = None
+) -> tuple[_Prepared, list[Counted], tuple[str, ...]]:
+    """Read, chunk and count one file's terms (also in a worker process, with its own tokenizer)."""
+    global _worker_tokenizer
+    source, stamp, chunking = job
+    if tokenizer is None:
+        if _worker_tokenizer is None:
+            _worker_tokenizer = Tokenizer()
+        tokenizer = _worker_tokenizer
+    item, data = read_file(stamp, source.max_bytes)
+    item, warnings = chunk_file(source, item, data, chunking)
+    counted = [
+        (chunk, {name: Counter(terms) for name, terms in field_terms(tokenizer, chunk).items()})
+        for chunk in item.chunks
+    ]
+    return item, counted, warnings
 
 
 def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
