@@ -6,9 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import LEXICAL, fixture_env, write
+from tests.conftest import LEXICAL, CompatServer, fixture_env, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -74,6 +75,23 @@ def test_index_status_and_json_search(tmp_path: Path) -> None:
     assert data["results"][0]["provenance"] == "code:src/app.py:1-2"
     again = _run(tmp_path, "index", "code", AGENTTY_RAG_CODE_MAX_BYTES="1024")
     assert "code: already fresh" in again.stdout
+
+
+def test_status_of_a_never_indexed_workspace_writes_nothing(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, {"docs/a.md": "# A\n\nText.\n", "docs/b.md": "# B\n\nMore.\n"})
+    server = compat_server()
+    dense = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
+    status = _run(tmp_path, "status", **dense)
+    assert status.returncode == 0, status.stderr
+    assert "stale (no index yet: 2 files to index)" in status.stdout
+    assert "dense: ready: all-minilm" in status.stdout
+    assert not (tmp_path / ".agentty").exists()
+    assert _run(tmp_path, "index", "docs", **dense).returncode == 0
+    after = _run(tmp_path, "status", **dense)
+    assert "docs index:" in after.stdout and "\n  fresh\n" in after.stdout
+    assert "2 of 2 chunks embedded" in after.stdout
 
 
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:

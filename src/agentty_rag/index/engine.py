@@ -575,7 +575,8 @@ class CorpusIndex:
                 return
             self.embedding_profile = profile
             self._dense = None
-            if profile is not None:
+            # Vectors load with the index; choosing a profile never creates a database.
+            if profile is not None and not self._never_built():
                 self._sync()
                 self._load_vectors()
 
@@ -805,6 +806,12 @@ class CorpusIndex:
     def status(self) -> dict[str, object]:
         """Files, chunks, last update, manifest and freshness, for ``agentty-rag status``."""
         with self.lock:
+            if self._never_built():
+                # Reporting must not write: a workspace that was never indexed stays untouched.
+                scan = self._scan()
+                self._last_scan = scan
+                count = len(scan.stamps)
+                return self._status_of({}, False, f"no index yet: {count} file{'' if count == 1 else 's'} to index")
             self._sync()
             store = self._open_store()
             meta = store.meta()
@@ -813,23 +820,33 @@ class CorpusIndex:
             diff = self._diff(scan)
             reason = self.needs_rebuild()
             fresh = not reason and diff.empty
-            return {
-                "index": self.config.name,
-                "path": str(self.config.db_path),
-                "files": self.n_files,
-                "chunks": self.n_chunks,
-                "updated_at": meta.get("updated_at", "never"),
-                "generation": int(meta.get("generation", "0")),
-                "fresh": fresh,
-                "stale_reason": reason
+            return self._status_of(
+                meta,
+                fresh,
+                reason
                 or (
                     f"{len(diff.added)} added, {len(diff.stamp_changed)} modified, {len(diff.removed)} removed"
                     if not diff.empty
                     else ""
                 ),
-                "manifest": {**self.config.profile(), "roots": self.config.roots},
-                "skipped": self.skipped().to_json(),
-            }
+            )
+
+    def _never_built(self) -> bool:
+        return self.config.persist and self._store is None and not self.config.db_path.exists()
+
+    def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
+        return {
+            "index": self.config.name,
+            "path": str(self.config.db_path),
+            "files": self.n_files,
+            "chunks": self.n_chunks,
+            "updated_at": meta.get("updated_at", "never"),
+            "generation": int(meta.get("generation", "0")),
+            "fresh": fresh,
+            "stale_reason": stale_reason,
+            "manifest": {**self.config.profile(), "roots": self.config.roots},
+            "skipped": self.skipped().to_json(),
+        }
 
     def close(self) -> None:
         with self.lock:
