@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -25,6 +27,22 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 # Lexical-only settings, for tests about everything but the dense leg: they must not depend on whether an
 # embedding server happens to run on this machine.
 LEXICAL = {"AGENTTY_RAG_DENSE": "0"}
+
+
+def run_module(
+    module: str, root: Path, args: tuple[str, ...], env: Mapping[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE --root ROOT ARGS`` as a user runs it: no AGENTTY_* variable but ``env`` (lexical
+    unless it says otherwise)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update({**LEXICAL, **env})
+    return subprocess.run(
+        [sys.executable, "-m", module, "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+    )
 
 
 def fixture_env() -> dict[str, str]:
@@ -77,8 +95,6 @@ class CompatServer:
     """A real embedding model (all-MiniLM-L6-v2, int8) behind Ollama's HTTP API, on loopback."""
 
     def __init__(self, workdir: Path, *flags: str, port: int | None = None, names: str = "all-minilm") -> None:
-        import subprocess
-        import sys
         import time
 
         self.port = port or free_port()

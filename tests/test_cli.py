@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import LEXICAL, CompatServer, fixture_env, write
+from tests.conftest import CompatServer, fixture_env, run_module, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    return subprocess.run(
-        [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    return run_module("agentty_rag", root, args, env)
 
 
 def test_search_docs_prints_ranked_cited_passages(tmp_path: Path) -> None:

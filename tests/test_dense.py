@@ -192,3 +192,23 @@ def test_query_embeddings_are_cached_and_unit_length(
     server.stop()
     again, reason = workspace.dense.query_vector("refresh tokens")
     assert again is vector and reason == ""  # from the cache, no request
+
+
+def test_an_edit_reverted_finds_its_old_vector_without_embedding_again(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    pages = {f"docs/page{i:02}.md": f"# Page {i}\n\nTopic number {i} about deployments.\n" for i in range(20)}
+    write(tmp_path, pages)
+    server = compat_server()
+    workspace = _ws(tmp_path, server)
+    index = workspace.index("docs")
+    index.refresh()
+    workspace.dense.ensure()
+    workspace.embed_all("docs")
+    assert index.vector_coverage() == (20, 20)
+    write(tmp_path, {"docs/page03.md": "# Page 3\n\nNow about rollbacks instead.\n"})
+    assert index.refresh().changed == 1
+    assert index.vector_coverage() == (19, 20)  # the edited text has no vector yet
+    write(tmp_path, {"docs/page03.md": pages["docs/page03.md"]})
+    assert index.refresh().changed == 1
+    assert index.vector_coverage() == (20, 20)  # the reverted text's vector was kept and is found by slot

@@ -152,7 +152,6 @@ VARIABLES: tuple[Variable, ...] = (
         0,
         600_000,
     ),
-    # Output
     # The dense leg
     Variable(
         "AGENTTY_RAG_DENSE",
@@ -223,6 +222,7 @@ VARIABLES: tuple[Variable, ...] = (
         True,
         "Merge neighbouring passages of one file and collapse near-duplicate passages.",
     ),
+    # Output
     Variable(
         "AGENTTY_RAG_OUTPUT_BYTES",
         "output_bytes",
@@ -237,7 +237,8 @@ VARIABLES: tuple[Variable, ...] = (
         "relevance_floor",
         "float",
         0.30,
-        "A passage is kept only if its score is at least this fraction of the best hit's (0 keeps all).",
+        "A passage is kept only if its relevance (1 for the best hit, 0 for the weakest candidate) is at least "
+        "this (0 keeps all).",
         0.0,
         1.0,
     ),
@@ -503,7 +504,7 @@ def effective_values(settings: Settings) -> dict[str, str]:
         elif isinstance(value, bool):
             out[var.name] = "1" if value else "0"
         elif isinstance(value, tuple):
-            out[var.name] = os.pathsep.join(str(v) for v in value)
+            out[var.name] = (os.pathsep if var.kind == "paths" else ",").join(str(v) for v in value)
         else:
             out[var.name] = str(value)
     return out

@@ -12,9 +12,9 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from agentty_rag.budget import fit
+from agentty_rag.budget import fit, relevances
 from agentty_rag.render import render_context_block
-from agentty_rag.service import Workspace, query_evidence
+from agentty_rag.service import MAX_QUERY_CHARS, Workspace, query_evidence
 from agentty_rag.state import first_time, read_mode
 from agentty_rag.types import Hit
 
@@ -120,7 +120,7 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         building = [note for note in (workspace.build_in_background(n) for n in settings.proactive_sources) if note]
         if building:
             return Injection(None, "quiet: " + "; ".join(building))
-    query = " ".join(event.prompt.split())[:4000]
+    query = " ".join(event.prompt.split())[:MAX_QUERY_CHARS]
     weighted: list[tuple[float, str, Hit]] = []
     confidence = 0.0
     modes: list[str] = []
@@ -134,9 +134,8 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         confidence = max(confidence, retrieved.confidence)
         if evidence is None and retrieved.profile is not None:
             evidence = query_evidence(attempt.index, retrieved.profile)
-        top, low = retrieved.hits[0].score, retrieved.weakest if retrieved.weakest is not None else 0.0
-        for hit in retrieved.hits:
-            relevance = (hit.score - low) / (top - low) if top > low else 1.0
+        scaled = relevances([hit.score for hit in retrieved.hits], retrieved.weakest)
+        for hit, relevance in zip(retrieved.hits, scaled, strict=True):
             weighted.append((relevance * retrieved.confidence, hit.chunk.chunk_id, hit))
     if not weighted:
         return Injection(None, "quiet: nothing relevant was found")

@@ -13,6 +13,7 @@ from typing import Any
 
 from agentty_rag.budget import Packed
 from agentty_rag.retrieve.rerank import Reranked
+from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS
 from agentty_rag.types import Chunk, SearchResult
 
 
@@ -37,7 +38,7 @@ def _label(chunk: Chunk) -> str:
 def heading_label(context: str) -> str:
     """A stitched passage's heading paths, each after the first shown from where it leaves the first:
     ``Guide > Auth | Guide > Auth > Tokens`` reads ``Guide > Auth + Tokens``."""
-    paths = [p.split(" > ") for p in context.split(" | ") if p]
+    paths = [p.split(" > ") for p in context.split(SEPARATOR_CONTEXTS) if p]
     if len(paths) < 2:
         return context
     first = paths[0]

@@ -261,8 +261,7 @@ class Workspace:
         filters = filters or Filters()
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
-        status = self.dense.ensure()
-        vector, degraded = self.dense.query_vector(query) if status.state == "ready" else (None, "")
+        vector, degraded = self.dense.query_vector(query)
         if not index.lock.acquire(timeout=wait):
             done, total = index.build_state
             reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
@@ -425,8 +424,8 @@ class Workspace:
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
-        status = self.dense.ensure()
-        vector = self.dense.query_vector(query)[0] if status.state == "ready" else None
+        vector, _ = self.dense.query_vector(query)
+        status = self.dense.status
         if status.state == "ready" and status.profile is not None:
             index.use_embeddings(status.profile)
         with index.lock:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +12,11 @@ import pytest
 
 from agentty_rag.bench.cli import RUNGS
 from agentty_rag.bench.corpus import documented_functions, first_sentence
-from tests.conftest import FIXTURES, LEXICAL, fixture_env
+from tests.conftest import FIXTURES, fixture_env, run_module
 
 
 def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    return subprocess.run(
-        [sys.executable, "-m", "agentty_rag.bench.cli", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-    )
+    return run_module("agentty_rag.bench.cli", root, args, env, timeout=300)
 
 
 def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:

@@ -325,3 +325,21 @@ def test_a_large_build_on_several_processes_equals_one_on_one_core(
     assert parallel.n_chunks == serial.n_chunks == len(files)
     for query in ("serve request 3", "handler value", "request quickly"):
         assert _top(parallel, query, 10) == _top(serial, query, 10)
+
+
+def test_a_rebuild_drops_vectors_no_chunk_uses_once_they_outnumber_the_chunks(tmp_path: Path) -> None:
+    import sqlite3
+
+    from agentty_rag.index.store import embed_hash
+
+    write(tmp_path, FILES)
+    index = _code(tmp_path)
+    store = index._open_store()
+    live = [embed_hash(c) for c in index.all_chunks()]
+    stale = [f"stale-{i}" for i in range(2001)]  # more than twice the live chunks, and than 1000
+    store.write_vectors("model|4||", [(h, b"\0" * 8) for h in (*live, *stale)])
+    index.refresh(force_rebuild=True)
+    db = sqlite3.connect(index.config.db_path)
+    kept = {row[0] for row in db.execute("SELECT hash FROM vectors")}
+    db.close()
+    assert kept == set(live)

@@ -150,11 +150,8 @@ def _timings(
         scans.append(time.perf_counter() - started)
     figures["freshness_scan_s"] = _median(scans)
     edits = []
-    stamps = sorted(index._files)[:: max(1, len(index._files) // 3)][:3]
-    for key in stamps:
-        path = _path_of(index, key)
-        if path is None:
-            continue
+    paths = index.file_paths()
+    for path in paths[:: max(1, len(paths) // 3)][:3]:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write("\n" + ("# " if corpus == "code" else "") + "edited by rag-bench\n")
         started = time.perf_counter()
@@ -163,12 +160,6 @@ def _timings(
         edits.append(time.perf_counter() - started)
     figures["one_edit_next_answer_s"] = _median(edits)
     return figures
-
-
-def _path_of(index: Any, key: str) -> str | None:
-    scan = index._last_scan
-    stamp = scan.stamps.get(key) if scan is not None else None
-    return stamp.path if stamp is not None else None
 
 
 def _measure(workspace: Workspace, corpus: str, queries: list[Query], k: int) -> dict[str, dict[str, float]]:
@@ -238,8 +229,13 @@ def _format_levers(levers: dict[str, dict[str, float]]) -> str:
                 _ratio(row["answer_retention"]),
             ]
         )
-    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in lines)
+    return _columns(lines)
+
+
+def _columns(lines: list[list[str]]) -> str:
+    """Rows of cells as left-aligned columns, two spaces apart."""
+    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in lines)
 
 
 def _ratio(value: float) -> str:
@@ -253,8 +249,7 @@ def _format_table(rows: list[dict[str, Any]]) -> str:
         line = [row["rung"]] + [f"{row[m]:.3f}" for m in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10")]
         line += [f"{row['ms_p50']:.1f}", f"{row['ms_p95']:.1f}"]
         lines.append(line)
-    widths = [max(len(str(r[i])) for r in lines) for i in range(len(header))]
-    return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in lines)
+    return _columns(lines)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from tree_sitter import Node
 
 from agentty_rag.bench.datasets import Label, Query
-from agentty_rag.chunking.code import Definition, _load, find_definitions
+from agentty_rag.chunking.code import Definition, find_definitions, load_grammar
 from agentty_rag.chunking.languages import LanguageSpec, language_for
 from agentty_rag.service import Workspace
 from agentty_rag.sources.walker import SkipReport
@@ -149,7 +149,7 @@ def _python_docstrings(source: bytes, root: Node) -> list[tuple[str, Node]]:
 
 def _comment_functions(text: str, spec: LanguageSpec) -> list[tuple[str, int, int]]:
     """(symbol path, first comment row, head row) of functions with a doc comment directly above them."""
-    loaded = _load(spec)
+    loaded = load_grammar(spec)
     if loaded is None:
         return []
     parser, cursor = loaded
@@ -182,7 +182,7 @@ def documented_functions(path: str, text: str) -> list[DocumentedFunction]:
     data = text.encode("utf-8")
     out: list[DocumentedFunction] = []
     if spec.name == "python":
-        loaded = _load(spec)
+        loaded = load_grammar(spec)
         if loaded is None:
             return []
         tree = loaded[0].parse(data)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
 from agentty_rag.types import Chunk
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
@@ -78,13 +79,14 @@ class Label:
         if chunk.kind == "file":
             return True  # a whole-file hit (the baseline) holds every passage of its file
         if self.heading:
-            # a stitched passage spans several sections: " | " separates their heading paths
-            deepest = [" ".join(p.split(" > ")[-1].split()).lower() for p in chunk.context.split(" | ") if p]
+            # a stitched passage spans several sections, one heading path each
+            paths = chunk.context.split(SEPARATOR_CONTEXTS)
+            deepest = [" ".join(p.split(" > ")[-1].split()).lower() for p in paths if p]
             return self.heading.lower() in deepest
         if self.span is not None:
             return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
         if self.symbol:
-            symbols = [s for s in chunk.symbol.split(", ") if s]  # a stitched passage names each symbol
+            symbols = [s for s in chunk.symbol.split(SEPARATOR_SYMBOLS) if s]  # a stitched passage names each symbol
             if any(s == self.symbol or s.endswith("." + self.symbol) for s in symbols):
                 return True
             owner = self.symbol.rpartition(".")[0]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from agentty_rag.budget.allocate import scaled_total, water_fill
 from agentty_rag.budget.compress import Evidence, Excerpt, code_window, extract_prose, leading_lines, whole
 from agentty_rag.budget.tokens import estimate_tokens, utf8_len
+from agentty_rag.config import Settings
 from agentty_rag.types import Hit
 
 # The least a kept passage may be given: below this, an excerpt is not worth its header. Code needs more:
@@ -38,13 +39,13 @@ WHOLE_TOP = 2
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """The token-economy levers (each one an ``AGENTTY_RAG_*`` setting)."""
+    """The token-economy levers (each one an ``AGENTTY_RAG_*`` setting, with its default)."""
 
-    total_bytes: int = 12_288
-    relevance_floor: float = 0.30
-    gamma: float = 1.5
-    confidence_floor: float = 0.45
-    extractive: bool = True
+    total_bytes: int = Settings.output_bytes
+    relevance_floor: float = Settings.relevance_floor
+    gamma: float = Settings.budget_gamma
+    confidence_floor: float = Settings.conf_budget_floor
+    extractive: bool = Settings.extractive
     min_passage_bytes: int = MIN_PASSAGE_BYTES
     min_share: float = 0.0  # the least share of its length a kept prose passage deserves
     min_share_code: float = MIN_CODE_SHARE  # the same for code, whose answer is often far from the query's words

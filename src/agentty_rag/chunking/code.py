@@ -53,7 +53,8 @@ class _Grammars(threading.local):
 _grammars = _Grammars()
 
 
-def _load(spec: LanguageSpec) -> tuple[Parser, QueryCursor] | None:
+def load_grammar(spec: LanguageSpec) -> tuple[Parser, QueryCursor] | None:
+    """The parser and definition query of a language (cached; None when its grammar cannot be loaded)."""
     if spec.name in _grammars.cache:
         return _grammars.cache[spec.name]
     loaded: tuple[Parser, QueryCursor] | None = None
@@ -377,7 +378,7 @@ def chunk_code(document: Document, spec: LanguageSpec, limit: int) -> list[Chunk
         limit: the largest chunk, in characters.
     """
     lines = document.text.split("\n")
-    loaded = _load(spec) if spec.grammar else None
+    loaded = load_grammar(spec) if spec.grammar else None
     if loaded is None:
         return line_windows(document, limit)
     parser, cursor = loaded
@@ -399,4 +400,5 @@ __all__ = [
     "definition_name",
     "find_definitions",
     "line_windows",
+    "load_grammar",
 ]

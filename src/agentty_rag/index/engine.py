@@ -29,13 +29,22 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
-from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt
+from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import FieldSpec, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
 from agentty_rag.index.lock import exclusive
-from agentty_rag.index.store import SCHEMA_VERSION, FileRow, Store, decode_terms, dumps, embed_text, encode_terms
+from agentty_rag.index.store import (
+    SCHEMA_VERSION,
+    FileRow,
+    Store,
+    decode_terms,
+    dumps,
+    embed_text,
+    encode_terms,
+    unusable,
+)
 from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.walker import SkipReport
@@ -171,7 +180,6 @@ class CorpusIndex:
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
         self._dense: DenseIndex | None = None
         self.embedding_profile: EmbeddingProfile | None = None
-        self.embed_state = (0, 0)  # vectors present, live chunks (read without the lock)
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -394,10 +402,6 @@ class CorpusIndex:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
 
-    def _terms(self, chunk: Chunk) -> dict[str, Counter[str]]:
-        terms = field_terms(self._tokenizer, chunk)
-        return {name: Counter(terms.get(name, ())) for name in self.field_names}
-
     @staticmethod
     def _as_ids(counts: dict[str, Counter[str]], ids: dict[str, int]) -> dict[str, FieldTerms]:
         out: dict[str, FieldTerms] = {}
@@ -464,6 +468,7 @@ class CorpusIndex:
                 length_arrays[name] = np.asarray(lengths[name], np.float64)
             store.put_segments(segments, length_arrays)
             store.put_files(files)
+            store.prune_vectors()
             self._write_meta(store, scan, base_slots=slot, next_slot=slot)
         lexical.load_base(segments, length_arrays, np.arange(slot, dtype=np.int32))
         self._lexical = lexical
@@ -485,7 +490,7 @@ class CorpusIndex:
         meta = store.meta()
         next_slot = int(meta.get("next_slot", "0"))
         old_keys = [p.key for p in prepared if p.key in self._files] + removed
-        counts_per_chunk = [(p, chunk, self._terms(chunk)) for p in prepared for chunk in p.chunks]
+        counts_per_chunk = [(p, chunk, count_terms(self._tokenizer, chunk)) for p in prepared for chunk in p.chunks]
         wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
         try:
             with store.transaction():
@@ -525,6 +530,7 @@ class CorpusIndex:
                         {n: self._lexical.fields[n].lengths[:capacity] for n in self.field_names},
                     )
                     base_slots = next_slot
+                    store.prune_vectors()
                 self._write_meta(store, scan, base_slots=base_slots, next_slot=next_slot)
         except BaseException:
             self._generation = -1  # the in-memory index may hold part of the rolled-back update
@@ -590,10 +596,8 @@ class CorpusIndex:
             self._dense = DenseIndex(profile.dimension)
             rows = store.vectors(profile.key)
         else:
-            wanted = set(slots)
-            rows = [row for row in store.vectors(profile.key) if row[0] in wanted] if wanted else []
+            rows = store.vectors(profile.key, slots) if slots else []
         self._put_vectors(rows)
-        self.embed_state = (self._dense.count(self._lexical.alive), self._lexical.n_live)
 
     def _put_vectors(self, rows: list[tuple[int, bytes]]) -> None:
         assert self._dense is not None
@@ -656,10 +660,9 @@ class CorpusIndex:
                 else:
                     self._sync()
                     self._load_vectors()
-                self.embed_state = self.vector_coverage()
             done += len(missing)
             if progress is not None:
-                progress(self.embed_state[0], self.embed_state[1], "embedding")
+                progress(*self.vector_coverage(), "embedding")
         return done
 
     def dense_search(
@@ -767,6 +770,12 @@ class CorpusIndex:
             slots = self._lexical.live_slots().tolist()
             found = self._open_store().chunks(slots)
             return [found[s] for s in slots if s in found]
+
+    def file_paths(self) -> list[str]:
+        """Paths of the indexed files as the last scan found them, in key order (for tools that edit some)."""
+        with self.lock:
+            stamps = self._last_scan.stamps if self._last_scan is not None else {}
+            return [stamps[key].path for key in sorted(self._files) if key in stamps]
 
     def allowed(self, key: str, keep: Callable[[str, str, str], bool]) -> npt.NDArray[np.bool_]:
         """A mask over slots of the chunks ``keep(source, ref, language)`` admits (cached per generation)."""
@@ -901,11 +910,12 @@ def prepare_file(
         tokenizer = _worker_tokenizer
     item, data = read_file(stamp, source.max_bytes)
     item, warnings = chunk_file(source, item, data, chunking)
-    counted = [
-        (chunk, {name: Counter(terms) for name, terms in field_terms(tokenizer, chunk).items()})
-        for chunk in item.chunks
-    ]
-    return item, counted, warnings
+    return item, [(chunk, count_terms(tokenizer, chunk)) for chunk in item.chunks], warnings
+
+
+def count_terms(tokenizer: Tokenizer, chunk: Chunk) -> dict[str, Counter[str]]:
+    """How often each term occurs in each field of a chunk."""
+    return {name: Counter(terms) for name, terms in field_terms(tokenizer, chunk).items()}
 
 
 def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
@@ -914,17 +924,11 @@ def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
 
 
 def _as_corruption(error: Exception) -> IndexCorrupt:
-    """The error as corruption (the index is rebuilt), or raised as it is when it is not corruption.
-
-    A locked or unreachable database (``OperationalError``: busy, locked, no permission, disk full) is not
-    corruption: rebuilding would not help and would throw away a good index.
-    """
+    """The error as corruption (the index is rebuilt), or raised as ``unusable`` when it is not corruption."""
     if isinstance(error, IndexCorrupt):
         return error
     if isinstance(error, sqlite3.OperationalError):
-        if "locked" in str(error) or "busy" in str(error):
-            raise IndexBusy(f"the index database is busy ({error}); try again") from error
-        raise AgenttyError(f"the index database cannot be used: {error}") from error
+        raise unusable(error, "the index database") from error
     return IndexCorrupt(str(error))
 
 

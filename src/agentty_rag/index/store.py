@@ -118,9 +118,7 @@ class Store:
             version = self.meta().get("schema_version")
         except sqlite3.OperationalError as error:
             self._db.close()
-            if "locked" in str(error) or "busy" in str(error):
-                raise IndexBusy(f"{path.name} is busy ({error}); try again") from error
-            raise AgenttyError(f"{path.name} cannot be opened: {error}") from error
+            raise unusable(error, path.name) from error
         except sqlite3.DatabaseError as error:
             with contextlib.suppress(Exception):
                 self._db.close()
@@ -210,15 +208,14 @@ class Store:
         for slot, blob in rows:
             yield slot, decode_terms(fields, blob)
 
-    def all_terms(self, fields: Sequence[str]) -> Iterator[tuple[int, dict[str, FieldTerms]]]:
-        return self.delta_terms(fields, 0)
-
-    def _rows_in(self, sql: str, keys: Sequence[object]) -> Iterator[tuple[Any, ...]]:
-        """Rows of ``sql`` (with one ``IN ({marks})``) for every key, 500 keys per statement."""
+    def _rows_in(self, sql: str, keys: Sequence[object], *before: object) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``sql`` (with one ``IN ({marks})``, after the parameters ``before``) for every key, 500 keys
+        per statement."""
         with self._lock:
             for i in range(0, len(keys), 500):
-                batch = list(keys[i : i + 500])
-                yield from self._db.execute(sql.format(marks=",".join("?" * len(batch))), batch).fetchall()
+                batch = [*before, *keys[i : i + 500]]
+                marks = ",".join("?" * (len(batch) - len(before)))
+                yield from self._db.execute(sql.format(marks=marks), batch).fetchall()
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
         return dict(self._rows_in("SELECT term, id FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
@@ -231,8 +228,7 @@ class Store:
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         out: dict[int, Chunk] = {}
         for row in self._rows_in(f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE slot IN ({{marks}})", slots):
-            slot, source, ref, start, end, text, language, kind, context, symbol, title = row
-            out[slot] = Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
+            out[row[0]] = _chunk_of(row)
         return out
 
     def term_blobs(self, slots: Sequence[int]) -> dict[int, bytes]:
@@ -254,30 +250,15 @@ class Store:
                 "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?",
                 (profile, limit),
             ).fetchall()
-        out = []
-        for row in rows:
-            slot, source, ref, start, end, text, language, kind, context, symbol, title = row[1:]
-            out.append((slot, row[0], Chunk(source, ref, start, end, text, language, kind, context, symbol, title)))
-        return out
+        return [(row[1], row[0], _chunk_of(row[1:])) for row in rows]
 
-    def count_vectors(self, profile: str) -> tuple[int, int]:
-        """(live chunks with a vector for ``profile``, live chunks)."""
-        with self._lock:
-            have = self._db.execute(
-                "SELECT COUNT(*) FROM chunks c WHERE EXISTS "
-                "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash)",
-                (profile,),
-            ).fetchone()[0]
-            live = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        return int(have), int(live)
-
-    def vectors(self, profile: str) -> list[tuple[int, bytes]]:
-        """(slot, float16 vector bytes) of every live chunk that has a vector for ``profile``."""
-        with self._lock:
-            return self._db.execute(
-                "SELECT c.slot, v.vector FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash",
-                (profile,),
-            ).fetchall()
+    def vectors(self, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
+        """(slot, float16 vector bytes) of every live chunk (or of ``slots``) with a vector for ``profile``."""
+        join = "SELECT c.slot, v.vector FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash"
+        if slots is None:
+            with self._lock:
+                return self._db.execute(join, (profile,)).fetchall()
+        return list(self._rows_in(join + " WHERE c.slot IN ({marks})", slots, profile))
 
     def write_vectors(self, profile: str, rows: Iterable[tuple[str, bytes]]) -> None:
         """Store vectors in their own transaction. The generation is not bumped: vectors never change what
@@ -399,6 +380,20 @@ class Store:
             )
 
 
+def _chunk_of(row: Sequence[Any]) -> Chunk:
+    """A chunk from a row of ``_CHUNK_COLUMNS`` (its slot first)."""
+    _, source, ref, start, end, text, language, kind, context, symbol, title = row
+    return Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
+
+
+def unusable(error: sqlite3.OperationalError, name: str) -> AgenttyError:
+    """A database that is locked or cannot be reached (busy, no permission, disk full) — not corruption:
+    rebuilding would not help and would throw away a good index."""
+    if "locked" in str(error) or "busy" in str(error):
+        return IndexBusy(f"{name} is busy ({error}); try again")
+    return AgenttyError(f"{name} cannot be used: {error}")
+
+
 def embed_text(chunk: Chunk) -> str:
     """What is embedded for a chunk: where it is (path, heading or symbol path), then its text."""
     where = chunk.symbol or chunk.context
@@ -423,4 +418,5 @@ __all__ = [
     "embed_hash",
     "embed_text",
     "encode_terms",
+    "unusable",
 ]

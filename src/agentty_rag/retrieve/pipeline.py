@@ -68,14 +68,15 @@ class Filters:
 
 @dataclass(frozen=True)
 class Options:
-    """Which stages run. Built from the settings by the service; every stage can be switched off."""
+    """Which stages run. Built from the settings by the service (their defaults live there); every stage can
+    be switched off."""
 
-    rerank: bool = True
-    mmr: bool = False
-    mmr_lambda: float = 0.7
-    stitch: bool = True
-    bm25_weight: float = 1.0
-    dense_weight: float = 1.0
+    rerank: bool
+    mmr: bool
+    mmr_lambda: float
+    stitch: bool
+    bm25_weight: float
+    dense_weight: float
 
 
 @dataclass(frozen=True)
@@ -114,21 +115,24 @@ def deduplicate(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def profile_query(index: CorpusIndex, query: str) -> QueryProfile:
+def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[str, int]]:
+    """What the reranker knows of the query, and the index's ids of its terms."""
     terms = tuple(dict.fromkeys(index.tokenize(query)))
-    _, idf = index.term_statistics(terms)
-    return QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
+    ids, idf = index.term_statistics(terms)
+    profile = QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
+    return profile, ids
 
 
 def _context_text(chunk: Chunk) -> str:
     return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
 
 
-def candidates_for(index: CorpusIndex, profile: QueryProfile, hits: list[Hit], slots: list[int]) -> list[Candidate]:
+def candidates_for(
+    index: CorpusIndex, profile: QueryProfile, term_ids: dict[str, int], hits: list[Hit], slots: list[int]
+) -> list[Candidate]:
     """What the reranker needs of each hit: which query terms it holds, in its text, name and context."""
-    ids, _ = index.term_statistics(profile.terms)
     held = index.chunk_term_ids(slots)
-    wanted = {t: ids[t] for t in profile.terms if t in ids}
+    wanted = {t: term_ids[t] for t in profile.terms if t in term_ids}
     out = []
     for hit, slot in zip(hits, slots, strict=True):
         chunk_ids = held.get(slot, frozenset())
@@ -149,14 +153,13 @@ def search(
     query: str,
     k: int,
     filters: Filters,
-    options: Options | None = None,
+    options: Options,
     query_vector: npt.NDArray[np.float32] | None = None,
 ) -> Retrieved:
     """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match).
 
     With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused.
     """
-    options = options or Options()
     allowed = index.allowed(filters.key(), filters.admits) if filters.active else None
     candidates = index.lexical_search(query, candidate_pool(k), allowed)
     funnel = Funnel().then("lexical", len(candidates))
@@ -176,11 +179,12 @@ def search(
     scored.sort(key=lambda pair: (-round(pair[1].score, 9), pair[1].chunk.chunk_id))
     pool = scored[: rerank_pool(k)]
     explanations: tuple[Reranked, ...] = ()
-    profile = profile_query(index, query) if pool else None
+    profile = None
     candidates_seen: list[Candidate] = []
-    if profile is not None:
+    if pool:
+        profile, term_ids = profile_query(index, query)
         wanted = pool if options.rerank or options.mmr else pool[:1]
-        candidates_seen = candidates_for(index, profile, [h for _, h in wanted], [s for s, _ in wanted])
+        candidates_seen = candidates_for(index, profile, term_ids, [h for _, h in wanted], [s for s, _ in wanted])
     if options.rerank and profile is not None and candidates_seen:
         reranked = rerank(candidates_seen, profile)
         explanations = tuple(reranked)

@@ -113,4 +113,4 @@ def _shingles(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
 
 
-__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "merge_chunks"]
+__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "SEPARATOR_CONTEXTS", "SEPARATOR_SYMBOLS", "assemble", "merge_chunks"]
