@@ -51,7 +51,7 @@ def _tree(root: Path, outside: Path) -> None:
     os.symlink(root / "src", root / "src" / "loop")  # a directory symlink back to an ancestor
     os.symlink(outside, root / "outside_dir")
     os.symlink(outside / "elsewhere.py", root / "outside_file.py")
-    os.symlink(root / "src" / "app.py", root / "app_link.py")  # inside the root: followed
+    os.symlink(root / "src" / "app.py", root / "app_link.py")  # inside the root, and indexed as src/app.py
 
 
 def test_walker_indexes_exactly_the_right_files_and_reports_the_rest(tmp_path: Path) -> None:
@@ -61,7 +61,6 @@ def test_walker_indexes_exactly_the_right_files_and_reports_the_rest(tmp_path: P
     keys = [f.key for f in result.files]
     assert keys == [
         "code:Makefile",
-        "code:app_link.py",
         "code:data/blob.py",  # binary content is judged when loaded, not by the walk
         "code:src/app.py",
         "code:src/local_keep.py",
@@ -71,7 +70,7 @@ def test_walker_indexes_exactly_the_right_files_and_reports_the_rest(tmp_path: P
     assert result.skipped.counts == {
         "generated": 1,
         "secret-looking name": 4,
-        "symlink loop or duplicate": 1,
+        "symlink loop or duplicate": 2,
         "symlink outside root": 2,
         "too large": 1,
     }
@@ -83,8 +82,27 @@ def test_walker_indexes_exactly_the_right_files_and_reports_the_rest(tmp_path: P
         "deploy/server.pem",
     ]
     assert sorted(result.skipped.examples["symlink outside root"]) == ["outside_dir", "outside_file.py"]
-    assert result.skipped.examples["symlink loop or duplicate"] == ["src/loop"]
+    assert result.skipped.examples["symlink loop or duplicate"] == ["src/loop", "app_link.py"]
     assert result.skipped.examples["generated"] == ["assets/app.min.js"]
+
+
+def test_a_folder_reached_through_a_link_first_is_indexed_under_its_real_path(tmp_path: Path) -> None:
+    # "lib/src/core" sorts before "lib_core/src" and links to it: the real folder still names the files.
+    write(tmp_path, {"lib_core/src/de.rs": "pub fn de() {}\n", "lib/src/lib.rs": "pub mod core;\n"})
+    os.symlink(tmp_path / "lib_core" / "src", tmp_path / "lib" / "src" / "core")
+    result = scan_tree(tmp_path, tmp_path, _rules())
+    assert [f.key for f in result.files] == ["code:lib/src/lib.rs", "code:lib_core/src/de.rs"]
+    assert result.skipped.examples["symlink loop or duplicate"] == ["lib/src/core"]
+
+
+def test_a_link_is_followed_when_it_is_the_only_way_to_a_folder(tmp_path: Path) -> None:
+    # The start folder is docs/; the shared pages live beside it, inside the workspace.
+    write(tmp_path, {"docs/a.md": "# A\n", "shared/b.md": "# B\n"})
+    os.symlink(tmp_path / "shared", tmp_path / "docs" / "shared")
+    rules = WalkRules(accept=lambda name: name.endswith(".md"), key_prefix="docs:")
+    result = scan_tree(tmp_path / "docs", tmp_path, rules)
+    assert [f.key for f in result.files] == ["docs:a.md", "docs:shared/b.md"]
+    assert result.skipped.total == 0
 
 
 def test_file_cap_keeps_the_first_files_and_reports_the_rest(tmp_path: Path) -> None:

@@ -255,6 +255,10 @@ def _ignores_at(workspace: Path, start_rel: str) -> _Ignore:
 def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
     """Walk ``start`` (a folder inside or equal to ``workspace``) and stat what ``rules`` accepts.
 
+    A file or folder reached both directly and through a symlink is indexed once, under its real path (the
+    one with no link in it): an agent opens and edits real paths. Links are therefore followed last, and
+    only to what the walk has not already reached.
+
     Args:
         start: the folder to index (the workspace itself for code, the docs folder for docs).
         workspace: the root no file may lie outside of; gitignore paths are relative to it.
@@ -264,88 +268,136 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
         Accepted files sorted by key, and a report of what was left out. Never raises for unreadable
         directories or broken links: they are reported.
     """
-    skipped = SkipReport()
-    files: list[FileStamp] = []
     ws_real = os.path.realpath(workspace)
     start_real = os.path.realpath(start)
     if not is_inside(start_real, ws_real):
         # A docs folder outside the workspace is the user's explicit choice: it becomes its own root.
         ws_real = start_real
     start_rel = os.path.relpath(start_real, ws_real).replace(os.sep, "/") if start_real != ws_real else ""
-    ignore = _ignores_at(Path(ws_real), start_rel)
-    visited: set[str] = {start_real}
-    accepted = 0
-    # Depth-first with an explicit stack; entries sorted so that the walk order (and the file cap) is
-    # deterministic. Each item: (real path, path relative to the workspace, path relative to start, rules).
-    stack: list[tuple[str, str, str, _Ignore]] = [(start_real, start_rel, "", ignore)]
-    while stack:
-        real_dir, ws_rel_dir, rel_dir, dir_ignore = stack.pop()
-        try:
-            with os.scandir(real_dir) as it:
-                entries = sorted(it, key=_by_name)
-        except OSError:
-            skipped.add("unreadable directory", rel_dir or ".")
+    walk = _Walk(ws_real, rules)
+    walk.visited.add(start_real)
+    walk.run([(start_real, start_rel, "", _ignores_at(Path(ws_real), start_rel))])
+    # Then what only a symlink reaches: folders first (they may hold more links), then files.
+    while walk.linked_dirs:
+        pending, walk.linked_dirs = walk.linked_dirs, []
+        for target, ws_rel, rel, ignore in pending:
+            if target in walk.visited:
+                walk.skipped.add("symlink loop or duplicate", rel)
+                continue
+            walk.visited.add(target)
+            walk.run([(target, ws_rel, rel, ignore)])
+    for target, rel, path in walk.linked_files:
+        if target in walk.real_files:
+            walk.skipped.add("symlink loop or duplicate", rel)
             continue
-        if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
-            continue  # a virtual environment under any name
-        if rel_dir and any(e.name == ".gitignore" for e in entries):
-            dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore")
-        subdirs: list[tuple[str, str, str, _Ignore]] = []
-        for entry in entries:
-            name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+        walk.accept_file(rel, path, target)
+    walk.files.sort(key=lambda f: f.key)
+    return ScanResult(walk.files, walk.skipped)
+
+
+# (real path, path relative to the workspace, path relative to start, ignore rules in force)
+_DirItem = tuple[str, str, str, _Ignore]
+
+
+class _Walk:
+    """The state of one scan: what was accepted, skipped, visited, and the symlinks left for last."""
+
+    def __init__(self, ws_real: str, rules: WalkRules) -> None:
+        self.ws_real = ws_real
+        self.rules = rules
+        self.files: list[FileStamp] = []
+        self.skipped = SkipReport()
+        self.visited: set[str] = set()  # real paths of the folders walked
+        self.real_files: set[str] = set()  # real paths of the files accepted
+        self.linked_dirs: list[_DirItem] = []
+        self.linked_files: list[tuple[str, str, str]] = []  # (target, path relative to start, link path)
+
+    def run(self, stack: list[_DirItem]) -> None:
+        """Depth-first with an explicit stack; entries sorted so that the walk order (and the file cap) is
+        deterministic."""
+        while stack:
+            real_dir, ws_rel_dir, rel_dir, dir_ignore = stack.pop()
             try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=True)
+                with os.scandir(real_dir) as it:
+                    entries = sorted(it, key=_by_name)
             except OSError:
+                self.skipped.add("unreadable directory", rel_dir or ".")
                 continue
-            if is_dir:
-                if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
-                    continue
-                target = os.path.realpath(entry.path) if is_link else f"{real_dir}{os.sep}{name}"
-                if is_link and not is_inside(target, ws_real):
-                    skipped.add("symlink outside root", rel)
-                    continue
-                if target in visited or (is_link and is_inside(real_dir, target)):
-                    skipped.add("symlink loop or duplicate", rel)
-                    continue
-                visited.add(target)
-                subdirs.append((target, ws_rel, rel, dir_ignore))
-                continue
-            if dir_ignore.ignored(ws_rel, False):
-                continue
-            if not rules.secrets and is_secret_name(name):
-                skipped.add("secret-looking name", rel)
-                continue
-            if not rules.accept(name):
-                continue
-            if is_generated_name(name):
-                skipped.add("generated", rel)
-                continue
-            if is_link:
-                target = os.path.realpath(entry.path)
-                if not is_inside(target, ws_real):
-                    skipped.add("symlink outside root", rel)
-                    continue
-            try:
-                st = entry.stat(follow_symlinks=True)
-            except OSError:
-                skipped.add("broken link or unreadable", rel)
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if st.st_size > rules.max_bytes:
-                skipped.add("too large", rel)
-                continue
-            if accepted >= rules.max_files:
-                skipped.add("over file cap", rel)
-                continue
-            accepted += 1
-            files.append(FileStamp(f"{rules.key_prefix}{rel}", entry.path, st.st_size, st.st_mtime_ns))
-        stack.extend(reversed(subdirs))
-    files.sort(key=lambda f: f.key)
-    return ScanResult(files, skipped)
+            if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
+                continue  # a virtual environment under any name
+            if rel_dir and any(e.name == ".gitignore" for e in entries):
+                dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore")
+            subdirs: list[_DirItem] = []
+            for entry in entries:
+                subdir = self._entry(entry, real_dir, ws_rel_dir, rel_dir, dir_ignore)
+                if subdir is not None:
+                    subdirs.append(subdir)
+            stack.extend(reversed(subdirs))
+
+    def _entry(
+        self, entry: os.DirEntry[str], real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: _Ignore
+    ) -> _DirItem | None:
+        """Handle one directory entry; returns a folder to descend into, if any."""
+        name = entry.name
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            return None
+        if is_dir:
+            if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
+                return None
+            if not is_link:
+                real = f"{real_dir}{os.sep}{name}"
+                self.visited.add(real)
+                return (real, ws_rel, rel, dir_ignore)
+            target = os.path.realpath(entry.path)
+            if not is_inside(target, self.ws_real):
+                self.skipped.add("symlink outside root", rel)
+            elif is_inside(real_dir, target):
+                self.skipped.add("symlink loop or duplicate", rel)
+            else:
+                self.linked_dirs.append((target, ws_rel, rel, dir_ignore))
+            return None
+        if dir_ignore.ignored(ws_rel, False):
+            return None
+        if not self.rules.secrets and is_secret_name(name):
+            self.skipped.add("secret-looking name", rel)
+            return None
+        if not self.rules.accept(name):
+            return None
+        if is_generated_name(name):
+            self.skipped.add("generated", rel)
+            return None
+        if is_link:
+            target = os.path.realpath(entry.path)
+            if not is_inside(target, self.ws_real):
+                self.skipped.add("symlink outside root", rel)
+            else:
+                self.linked_files.append((target, rel, entry.path))
+            return None
+        self.accept_file(rel, entry.path, f"{real_dir}{os.sep}{name}", entry)
+        return None
+
+    def accept_file(self, rel: str, path: str, real: str, entry: os.DirEntry[str] | None = None) -> None:
+        """Stat a candidate file and keep it unless it is not a regular file or over a cap."""
+        try:
+            st = entry.stat(follow_symlinks=True) if entry is not None else os.stat(path)
+        except OSError:
+            self.skipped.add("broken link or unreadable", rel)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if st.st_size > self.rules.max_bytes:
+            self.skipped.add("too large", rel)
+            return
+        if len(self.files) >= self.rules.max_files:
+            self.skipped.add("over file cap", rel)
+            return
+        self.real_files.add(real)
+        self.files.append(FileStamp(f"{self.rules.key_prefix}{rel}", path, st.st_size, st.st_mtime_ns))
 
 
 def stamp_files(paths: Iterable[tuple[str, Path]]) -> ScanResult:
