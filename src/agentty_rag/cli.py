@@ -17,6 +17,7 @@ from typing import Any
 
 from agentty_rag import __version__
 from agentty_rag.config import Settings, load_settings
+from agentty_rag.discovery import Located, locate
 from agentty_rag.errors import AgenttyError, BadRequest
 
 log = logging.getLogger("agentty_rag")
@@ -28,10 +29,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Retrieval for coding agents: search a project's docs, skills, memory and code.",
     )
     parser.add_argument("--version", action="version", version=f"agentty-rag {__version__}")
-    parser.add_argument("--root", type=Path, default=None, help="workspace root (default: the current directory)")
+    root_help = "the workspace (default: the nearest folder at or above this one holding .agentty/ or .git)"
+    parser.add_argument("--root", type=Path, default=None, help=root_help)
+    # --root is also accepted after the command (agentty-rag inject --root DIR), as hooks are often written.
+    rooted = argparse.ArgumentParser(add_help=False)
+    rooted.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve = commands.add_parser("serve", parents=[rooted], help="run the MCP server (stdio by default)")
     serve.add_argument(
         "--transport",
         choices=("stdio", "http"),
@@ -41,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (loopback by default)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port")
 
-    docs = commands.add_parser("search-docs", help="search docs, skills and memory")
+    docs = commands.add_parser("search-docs", parents=[rooted], help="search docs, skills and memory")
     docs.add_argument("query", nargs="+", help="what you are looking for")
     docs.add_argument("-k", type=int, default=8, help="passages to return (1-50, default 8)")
     docs.add_argument("--scope", help="only this file or folder of the docs")
@@ -49,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
     docs.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
-    code = commands.add_parser("search-code", help="search source code by meaning")
+    code = commands.add_parser("search-code", parents=[rooted], help="search source code by meaning")
     code.add_argument("query", nargs="+", help="what the code does")
     code.add_argument("-k", type=int, default=8, help="results to return (1-50, default 8)")
     code.add_argument("--scope", help="only this file or folder (relative to the workspace root)")
@@ -57,14 +62,18 @@ def _parser() -> argparse.ArgumentParser:
     code.add_argument("--json", action="store_true", help="print the structured result as JSON")
     code.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
-    index = commands.add_parser("index", help="bring an index up to date now")
+    index = commands.add_parser("index", parents=[rooted], help="bring an index up to date now")
     index.add_argument("which", choices=("docs", "code", "all"), help="which index")
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
 
-    status = commands.add_parser("status", help="what each index holds, whether it is fresh, what was skipped")
+    status = commands.add_parser(
+        "status", parents=[rooted], help="what each index holds, whether it is fresh, what was skipped"
+    )
     status.add_argument("--json", action="store_true", help="print as JSON")
 
-    inject = commands.add_parser("inject", help="print retrieved context for the prompt on stdin (agent hooks)")
+    inject = commands.add_parser(
+        "inject", parents=[rooted], help="print retrieved context for the prompt on stdin (agent hooks)"
+    )
     inject.add_argument(
         "--format",
         choices=("text", "json"),
@@ -72,10 +81,12 @@ def _parser() -> argparse.ArgumentParser:
         help="text (default), or the JSON a UserPromptSubmit hook reads",
     )
 
-    proactive = commands.add_parser("proactive", help="show or set proactive injection: on, first-turn, off")
+    proactive = commands.add_parser(
+        "proactive", parents=[rooted], help="show or set proactive injection: on, first-turn, off"
+    )
     proactive.add_argument("mode", nargs="?", choices=("on", "first-turn", "off"), help="the new mode")
 
-    init = commands.add_parser("init", help="write an agent's project configuration for agentty-rag")
+    init = commands.add_parser("init", parents=[rooted], help="write an agent's project configuration for agentty-rag")
     init.add_argument("client", choices=CLIENTS, help="which agent")
     init.add_argument(
         "--hook",
@@ -152,6 +163,13 @@ def _status_text(status: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _workspace_line(located: Located) -> str:
+    where = f"workspace: {located.root}"
+    if located.found_elsewhere:
+        where += f" ({located.how} above {located.start})"
+    return where
+
+
 def _inject(args: argparse.Namespace, settings: Settings) -> int:
     """The hook: exit 0 in every case, print the block or nothing; say on stderr why it stayed quiet."""
     from agentty_rag.inject import (
@@ -174,11 +192,11 @@ def _inject(args: argparse.Namespace, settings: Settings) -> int:
         except StdinError as error:
             note(f"{error}; nothing injected")
             return 0
-        root = (args.root or (Path(event.cwd) if event.cwd else Path.cwd())).expanduser()
-        if not root.is_dir():
-            note(f"{root} is not a folder; nothing injected")
+        located = _hook_workspace(args.root, event.cwd, settings)
+        if isinstance(located, str):
+            note(f"{located}; nothing injected")
             return 0
-        workspace = Workspace(root, settings)
+        workspace = Workspace(located, settings)
         outcome: list[Any] = []
 
         def work() -> None:
@@ -209,6 +227,23 @@ def _inject(args: argparse.Namespace, settings: Settings) -> int:
     except Exception as error:  # a hook must never block the user's turn
         note(f"unexpected error ({type(error).__name__}: {error}); nothing injected")
     return 0
+
+
+def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> Path | str:
+    """The workspace a hook may read and write, or why there is none.
+
+    Only ``--root`` or a project marker (``.git``, ``.agentty/``) at or above the event's folder make one:
+    the hook never creates ``.agentty/`` in a folder that merely happened to be the agent's working folder.
+    """
+    start = (root or (Path(cwd) if cwd else Path.cwd())).expanduser()
+    if not start.is_dir():
+        return f"{start} is not a folder"
+    located = locate(start, settings.home, root)
+    if located.root is None:
+        return located.problem
+    if not located.marked:
+        return f"no project at or above {start} (no .git or .agentty folder); pass --root DIR"
+    return located.root
 
 
 def _proactive(workspace: Any, mode: str | None) -> int:
@@ -280,6 +315,26 @@ def _init(root: Path, client: str, hook: bool, force: bool, dry_run: bool) -> in
     return 0
 
 
+def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
+    """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
+    from agentty_rag.server import Session, port_problem, serve
+
+    if located.root is None:
+        if located.how == "--root":
+            print(f"agentty-rag: {located.problem}", file=sys.stderr)
+            return 2
+        log.warning("%s; serving anyway, for a client that sends MCP roots", located.problem)
+    elif located.found_elsewhere:
+        log.info("workspace %s (%s above %s)", located.root, located.how, located.start)
+    if args.transport == "http":
+        problem = port_problem(args.host, args.port)
+        if problem:
+            print(f"agentty-rag: {problem}", file=sys.stderr)
+            return 1
+    serve(Session(located, settings), args.transport, args.host, args.port)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``agentty-rag`` command; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -290,19 +345,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "inject":
         return _inject(args, settings)
-    root = (args.root or Path.cwd()).expanduser()
-    if not root.is_dir():
-        print(f"agentty-rag: --root {root} is not a folder", file=sys.stderr)
+    if args.root is not None and not args.root.expanduser().is_dir():
+        print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
+        return 2
+    located = locate(Path.cwd(), settings.home, args.root)
+    if args.command == "serve":
+        return _serve(args, located, settings)
+    if located.root is None:
+        print(f"agentty-rag: {located.problem}", file=sys.stderr)
         return 2
     from agentty_rag.service import Workspace
 
-    workspace = Workspace(root, settings)
+    workspace = Workspace(located.root, settings, start=located.start)
     try:
-        if args.command == "serve":
-            from agentty_rag.server import serve
-
-            serve(workspace, args.transport, args.host, args.port)
-            return 0
         if args.command in ("search-docs", "search-code"):
             query = " ".join(args.query)
             if args.command == "search-docs":
@@ -353,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 print(json.dumps(statuses, indent=2))
             else:
+                print(_workspace_line(located))
                 print("\n".join(_status_text(s) for s in statuses))
             return 0
     except BadRequest as error:

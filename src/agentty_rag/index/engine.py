@@ -621,6 +621,16 @@ class CorpusIndex:
                 self._load_vectors()
             return added
 
+    def has_vectors(self) -> bool:
+        """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
+        with self.lock:
+            if self._never_built():
+                return False
+            try:
+                return self._open_store().has_vectors()
+            except (IndexCorrupt, sqlite3.Error):
+                return False
+
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""
         with self.lock:

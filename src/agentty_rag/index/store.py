@@ -296,6 +296,11 @@ class Store:
             if count > 2 * max(live, 1000):
                 self._db.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)")
 
+    def has_vectors(self) -> bool:
+        """Whether any embedding is stored (of any profile)."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
+
     def counts(self) -> tuple[int, int]:
         """(files, chunks)."""
         with self._lock:
