@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import CompatServer, fixture_env, run_module, write
+from tests.conftest import CompatServer, fixture_env, free_port, run_module, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -96,3 +97,34 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
         text=True,
     )
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
+
+
+def _run_default_dense(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command with the dense leg left at its default: on, probing the default Ollama address."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | env
+    return subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+def test_headers_stay_quiet_when_no_embedding_server_was_configured(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    found = _run_default_dense(tmp_path, "search-docs", "installer")
+    empty = _run_default_dense(tmp_path, "search-docs", "zebra")
+    assert found.stdout.startswith("search_docs · bm25 · lexical "), found.stdout
+    assert empty.stdout.splitlines()[-1] == "no matches (bm25)"
+    assert "dense" not in found.stdout + empty.stdout
+    status = _run_default_dense(tmp_path, "status")
+    assert "dense: unavailable:" in status.stdout  # the reason lives in status
+
+
+def test_headers_give_the_reason_when_a_configured_server_fails(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    host = f"127.0.0.1:{free_port()}"
+    found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST=host)
+    header = found.stdout.splitlines()[0]
+    assert f"· bm25 (dense unavailable: connection refused at http://{host}) ·" in header
