@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
+from agentty_rag.clients import CLIENTS
 from agentty_rag.config import Settings, load_settings
 from agentty_rag.discovery import Located, locate
 from agentty_rag.errors import AgenttyError, BadRequest
@@ -86,15 +87,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     proactive.add_argument("mode", nargs="?", choices=("on", "first-turn", "off"), help="the new mode")
 
-    init = commands.add_parser("init", parents=[rooted], help="write an agent's project configuration for agentty-rag")
+    init = commands.add_parser(
+        "init", parents=[rooted], help="add agentty-rag to an agent's configuration, merged into existing files"
+    )
     init.add_argument("client", choices=CLIENTS, help="which agent")
     init.add_argument(
         "--hook",
         action="store_true",
         help="claude-code: also add the UserPromptSubmit hook that runs agentty-rag inject",
     )
-    init.add_argument("--force", action="store_true", help="overwrite files that exist")
-    init.add_argument("--dry-run", action="store_true", help="only show what would be written")
+    init.add_argument(
+        "--local", action="store_true", help="claude-code: the hook goes in .claude/settings.local.json (personal)"
+    )
+    init.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also add a short block telling the agent when to call which tool (AGENTS.md, CLAUDE.md, GEMINI.md)",
+    )
+    init.add_argument("--uninstall", action="store_true", help="remove everything init wrote for this client")
+    init.add_argument("--force", action="store_true", help="replace an agentty-rag entry that differs")
+    init.add_argument("--dry-run", action="store_true", help="show the changes as a diff and write nothing")
     return parser
 
 
@@ -264,54 +276,70 @@ def _proactive(workspace: Any, mode: str | None) -> int:
     return 0
 
 
-CLIENTS = ("claude-code", "cursor", "codex")
+def _shown(path: Path, root: Path, home: Path | None) -> str:
+    """A path as a user reads it: relative to the workspace, or to ~, else absolute."""
+    if root in path.parents:
+        return path.relative_to(root).as_posix()
+    if home is not None and home in path.parents:
+        return "~/" + path.relative_to(home).as_posix()
+    return str(path)
 
 
-def client_files(client: str, hook: bool, command: str) -> dict[str, str]:
-    """The project files that register agentty-rag with a client (path relative to the workspace -> text)."""
-    server = {"command": command, "args": ["serve"]}
-    if client == "codex":
-        return {".codex/config.toml": f'[mcp_servers.agentty-rag]\ncommand = "{command}"\nargs = ["serve"]\n'}
-    path = ".cursor/mcp.json" if client == "cursor" else ".mcp.json"
-    files = {path: json.dumps({"mcpServers": {"agentty-rag": server}}, indent=2) + "\n"}
-    if client == "claude-code" and hook:
-        settings = {
-            "hooks": {
-                "UserPromptSubmit": [
-                    {"hooks": [{"type": "command", "command": f"{command} inject --format json", "timeout": 10}]}
-                ]
-            }
-        }
-        files[".claude/settings.json"] = json.dumps(settings, indent=2) + "\n"
-    return files
+def _init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
+    """Merge agentty-rag into a client's configuration (or take it out), showing every change as a diff."""
+    from agentty_rag import clients
 
+    if args.hook and args.client != "claude-code":
+        print("agentty-rag: --hook is for claude-code (its UserPromptSubmit hook)", file=sys.stderr)
+        return 2
+    if args.local and not (args.hook or args.uninstall):
+        print("agentty-rag: --local puts the hook in .claude/settings.local.json: add --hook", file=sys.stderr)
+        return 2
+    home = settings.home
 
-def _init(root: Path, client: str, hook: bool, force: bool, dry_run: bool) -> int:
-    import shutil
+    def show(changes: list[clients.Change]) -> None:
+        for change in changes:
+            shown = _shown(change.path, root, home)
+            print(clients.diff(change, shown) if change.changed else f"unchanged: {shown}", end="")
+            if not change.changed:
+                print()
 
-    command = "agentty-rag" if shutil.which("agentty-rag") else str(Path(sys.argv[0]).resolve())
-    files = client_files(client, hook, command)
-    existing = [path for path in files if (root / path).exists()]
-    for path, text in files.items():
-        print(f"--- {root / path}{' (exists)' if path in existing else ''}")
-        print(text, end="")
-    if dry_run:
+    try:
+        if args.uninstall:
+            edits = clients.uninstall_edits(args.client, root, home)
+        else:
+            edits = clients.client_edits(
+                args.client,
+                root,
+                home,
+                hook=args.hook,
+                local=args.local,
+                instructions=args.instructions,
+                build_wait_ms=settings.build_wait_ms,
+            )
+        changes = clients.plan(edits, remove=args.uninstall, force=args.force)
+    except clients.Conflict as error:
+        show(clients.plan(edits, force=True))
+        print(f"agentty-rag: {error} (the diff above); rerun with --force to replace it", file=sys.stderr)
+        return 1
+    except clients.ClientError as error:
+        print(f"agentty-rag: {error}; nothing written", file=sys.stderr)
+        return 1
+    show(changes)
+    touched = [change for change in changes if change.changed]
+    if args.dry_run:
         print("(dry run: nothing written)")
         return 0
-    if existing and not force:
-        print(
-            f"agentty-rag: {', '.join(existing)} already exist; merge the lines above by hand, or rerun with "
-            "--force to overwrite",
-            file=sys.stderr,
-        )
-        return 1
-    for path, text in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    print(f"wrote {', '.join(files)}")
-    if hook:
-        print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
+    clients.write(changes, root)
+    if not touched:
+        print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
+        return 0
+    done = "removed agentty-rag from" if args.uninstall else "wrote"
+    print(f"{done} {', '.join(_shown(c.path, root, home) for c in touched)}")
+    if not args.uninstall:
+        print(clients.NEXT_STEPS[args.client])
+        if args.hook:
+            print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
     return 0
 
 
@@ -400,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "proactive":
             return _proactive(workspace, args.mode)
         if args.command == "init":
-            return _init(workspace.root, args.client, args.hook, args.force, args.dry_run)
+            return _init(args, workspace.root, settings)
         if args.command == "status":
             statuses = [
                 {**workspace.index(name).status(), "dense": workspace.dense_status(name)} for name in ("docs", "code")
