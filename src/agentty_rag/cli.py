@@ -66,11 +66,15 @@ def _parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", parents=[rooted], help="bring an index up to date now")
     index.add_argument("which", choices=("docs", "code", "all"), help="which index")
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
+    index.add_argument(
+        "--dry-run", action="store_true", help="list what would be indexed (by folder and language, the largest files)"
+    )
 
     status = commands.add_parser(
         "status", parents=[rooted], help="what each index holds, whether it is fresh, what was skipped"
     )
-    status.add_argument("--json", action="store_true", help="print as JSON")
+    status.add_argument("--json", action="store_true", help="print everything as JSON")
+    status.add_argument("--verbose", action="store_true", help="also show the index files and their profile")
 
     inject = commands.add_parser(
         "inject", parents=[rooted], help="print retrieved context for the prompt on stdin (agent hooks)"
@@ -116,70 +120,90 @@ def _setup_logging(settings: Settings) -> None:
         log.warning("%s", warning)
 
 
-class _ProgressBar:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+class _Progress:
+    """Progress on stderr while an index is built: the phase (scanning, parsing, writing, embedding), how far,
+    the rate and the time left. Drawn only on a terminal."""
 
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
+    UNITS = {"parsing": "file", "embedding": "chunk"}
 
-    def __call__(self, done: int, total: int, _item: str) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.phase = ""
+        self.bar: Any = None
+        self.start = 0  # where the phase's count began (embedding resumes from the chunks already embedded)
+
+    def __call__(self, done: int, total: int, phase: str) -> None:
+        from tqdm import tqdm
+
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            unit = self.UNITS.get(phase, "file")
+            self.bar = tqdm(
+                total=total or None,
+                desc=f"{self.name}: {phase}",
+                unit=f" {unit}s",
+                file=sys.stderr,
+                disable=None,  # off when stderr is not a terminal
+                leave=False,
+                dynamic_ncols=True,
+            )
+            self.start = done if phase == "embedding" else 0
+        if self.bar is not None:
+            if phase == "embedding":
+                self.bar.total = max(total - self.start, 0)
+                done -= self.start
+            self.bar.update(max(done - self.bar.n, 0))
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
-def _status_text(status: dict[str, object]) -> str:
-    lines = [f"{status['index']} index: {status['path']}"]
-    lines.append(
-        f"  files {status['files']}, chunks {status['chunks']}, updated {status['updated_at']}, "
-        f"generation {status['generation']}"
-    )
-    fresh = "fresh" if status["fresh"] else f"stale ({status['stale_reason']})"
-    lines.append(f"  {fresh}")
-    manifest = status["manifest"]
-    assert isinstance(manifest, dict)
-    lines.append(
-        f"  tokenizer v{manifest['tokenizer_version']}, chunking {json.dumps(manifest['chunking'])}, "
-        f"schema {manifest['schema_version']}"
-    )
-    for name, root in sorted(dict(manifest.get("roots", {})).items()):
-        lines.append(f"  {name}: {root}")
-    dense = status.get("dense")
-    if isinstance(dense, dict):
-        line = f"  dense: {dense['description']}"
-        if dense["state"] == "ready":
-            line += f"; {dense['embedded']} of {dense['chunks']} chunks embedded"
-        lines.append(line)
-    skipped = status["skipped"]
-    assert isinstance(skipped, dict)
-    counts, examples = skipped.get("counts", {}), skipped.get("examples", {})
-    if counts:
-        lines.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()))
-        for reason, paths in examples.items():
-            shown = list(paths)[:5]
-            more = counts.get(reason, 0) - len(shown)
-            lines.append(f"    {reason}: {', '.join(shown)}" + (f" (+{more} more)" if more > 0 else ""))
-    else:
-        lines.append("  skipped: nothing")
-    return "\n".join(lines)
+def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
+    """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed."""
+    from agentty_rag.status_report import counted, preview
 
-
-def _workspace_line(located: Located) -> str:
-    where = f"workspace: {located.root}"
-    if located.found_elsewhere:
-        where += f" ({located.how} above {located.start})"
-    return where
+    names = ("docs", "code") if which == "all" else (which,)
+    if dry_run:
+        print(preview(workspace, names))
+        print("(dry run: nothing indexed)")
+        return 0
+    for name in names:
+        index = workspace.index(name)
+        if name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled:
+            print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
+        progress = _Progress(name)
+        index.progress = progress
+        try:
+            report = index.refresh(force_rebuild=rebuild)
+        finally:
+            progress.close()
+        what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
+        print(
+            f"{name}: {what} — {counted(index.n_files, 'file')}, {counted(index.n_chunks, 'chunk')} "
+            f"({report.added} added, {report.changed} changed, {report.removed} removed, "
+            f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
+        )
+        skipped = index.skipped()
+        if skipped.total:
+            print(f"{name}: {skipped.summary()} — `agentty-rag status` lists them")
+        if workspace.dense.ensure().state == "ready":
+            progress = _Progress(name)
+            started = time.monotonic()
+            try:
+                embedded = workspace.embed_all(name, progress)
+            finally:
+                progress.close()
+            have, live = index.vector_coverage()
+            print(
+                f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
+                f"{have} of {live} have vectors ({workspace.dense.describe()})"
+            )
+    if workspace.dense.status.state != "ready":
+        print(f"dense: {workspace.dense.describe()}")
+    return 0
 
 
 def _inject(args: argparse.Namespace, settings: Settings) -> int:
@@ -400,44 +424,16 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n" + render_explanation(outcome.explanations))
             return 0
         if args.command == "index":
-            for name in ("docs", "code") if args.which == "all" else (args.which,):
-                index = workspace.index(name)
-                bar = _ProgressBar(f"indexing {name}")
-                index.progress = bar
-                report = index.refresh(force_rebuild=args.rebuild)
-                bar.close()
-                what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
-                print(
-                    f"{name}: {what} — {index.n_files} files, {index.n_chunks} chunks "
-                    f"({report.added} added, {report.changed} changed, {report.removed} removed, "
-                    f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
-                )
-                if workspace.dense.ensure().state == "ready":
-                    bar = _ProgressBar(f"embedding {name}")
-                    started = time.monotonic()
-                    embedded = workspace.embed_all(name, bar)
-                    bar.close()
-                    have, live = index.vector_coverage()
-                    print(
-                        f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
-                        f"{have} of {live} have vectors ({workspace.dense.describe()})"
-                    )
-                else:
-                    print(f"{name}: dense leg {workspace.dense.describe()}")
-            return 0
+            return _index(workspace, args.which, args.rebuild, args.dry_run)
         if args.command == "proactive":
             return _proactive(workspace, args.mode)
         if args.command == "init":
             return _init(args, workspace.root, settings)
         if args.command == "status":
-            statuses = [
-                {**workspace.index(name).status(), "dense": workspace.dense_status(name)} for name in ("docs", "code")
-            ]
-            if args.json:
-                print(json.dumps(statuses, indent=2))
-            else:
-                print(_workspace_line(located))
-                print("\n".join(_status_text(s) for s in statuses))
+            from agentty_rag.status_report import gather, render
+
+            summary = gather(workspace, located)
+            print(json.dumps(summary, indent=2) if args.json else render(summary, args.verbose))
             return 0
     except BadRequest as error:
         print(f"agentty-rag: {error}", file=sys.stderr)
@@ -447,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         workspace.close()
     return 2
