@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -188,3 +189,22 @@ def test_index_dry_run_lists_what_would_be_indexed_and_writes_nothing(tmp_path: 
     assert "  largest: server/api.py (" in preview.stdout
     assert preview.stdout.rstrip().endswith("(dry run: nothing indexed)")
     assert not (tmp_path / ".agentty").exists()
+
+
+def test_an_unresolvable_embedding_host_is_named_as_such(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST="no-such-host.invalid:11434")
+    header = found.stdout.splitlines()[0]
+    assert "· bm25 (dense unavailable: host not found: no-such-host.invalid (check AGENTTY_OLLAMA_HOST)) ·" in header
+
+
+def test_a_busy_http_port_says_which_port_and_what_to_do(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _run(tmp_path, "serve", "--transport", "http", "--port", str(port))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"agentty-rag: port {port} on 127.0.0.1 is already in use: stop the other server or pass --port N"
+    )
