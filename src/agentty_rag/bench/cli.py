@@ -24,7 +24,7 @@ from typing import Any
 from agentty_rag import __version__
 from agentty_rag.bench.baseline import WholeFileBaseline
 from agentty_rag.bench.corpus import copy_corpus, docstring_queries, known_item_queries
-from agentty_rag.bench.datasets import QueriesError, Query, load_queries
+from agentty_rag.bench.datasets import QueriesError, Query, load_queries, reconcile
 from agentty_rag.bench.run import RungResult, Searcher, evaluate
 from agentty_rag.config import agentty_environment, effective_values, environment_without_agentty, load_settings
 from agentty_rag.service import Workspace
@@ -114,15 +114,12 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _check_labels(queries: list[Query], chunks: list[Chunk], corpus: str) -> list[str]:
-    """Warnings for labels that name nothing in the corpus (the queries still run)."""
-    known = {f"{c.source}:{c.ref}" for c in chunks}
-    warnings = []
-    for query in queries:
-        missing = [label for label in query.labels if label.file_id not in known]
-        for label in missing:
-            warnings.append(f"query {query.id}: {label.source}:{label.path} is not in the {corpus} corpus")
-    return warnings
+def _docs_prefix(workspace: Workspace) -> str:
+    """The docs folder relative to the workspace (``docs/``), or "" when it lies elsewhere."""
+    docs = workspace.docs_root()
+    if docs is None or workspace.root not in docs.parents:
+        return ""
+    return docs.relative_to(workspace.root).as_posix() + "/"
 
 
 def _median(values: Sequence[float]) -> float:
@@ -301,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             level = level or "passage"
         workspace = Workspace(copy_root, load_settings(env))
         index = workspace.index(args.corpus)
-        index.progress = lambda done, total, _key: progress(f"indexing {done}/{total} files")
+        index.progress = lambda done, total, phase: progress(f"indexing: {phase} {done}/{total} files")
         started = time.perf_counter()
         report = index.refresh(force_rebuild=True)
         build_seconds = time.perf_counter() - started
@@ -320,7 +317,8 @@ def run(args: argparse.Namespace) -> int:
             query_set = f"{len(queries)} known-item queries (seed {args.seed}, lexical by design)"
         if not queries:
             raise UsageError(f"no queries: the {args.corpus} corpus at {root} has nothing to ask about")
-        for warning in _check_labels(queries, chunks, args.corpus):
+        queries, warnings = reconcile(queries, chunks, args.corpus, _docs_prefix(user_workspace))
+        for warning in warnings:
             print(f"rag-bench: {warning}", file=sys.stderr)
 
         rows: list[dict[str, Any]] = []

@@ -4,8 +4,8 @@ A queries file has one JSON object per line::
 
     {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."]}
 
-``relevant`` entries take these forms (paths relative to the corpus root: the docs folder for docs, the
-workspace root for code):
+``relevant`` entries take these forms (paths relative to the corpus root — the docs folder for docs, the
+workspace root for code —, or for docs relative to the workspace root, as ``scope`` accepts them):
 
 * ``path`` — the whole file;
 * ``path#Heading`` — the section under that heading (its deepest heading);
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
@@ -101,6 +101,41 @@ class Query:
     text: str
     labels: tuple[Label, ...]
     answers: tuple[str, ...] = ()
+
+
+def reconcile(
+    queries: list[Query], chunks: list[Chunk], corpus: str, docs_prefix: str = ""
+) -> tuple[list[Query], list[str]]:
+    """Labels as the corpus names its files, and a warning for each label that matches nothing.
+
+    A docs label written relative to the workspace (``docs/guide/install.md``) is read relative to the docs
+    folder (``guide/install.md``) when that names a file of the corpus; ``docs_prefix`` is the docs folder
+    relative to the workspace (``docs/``). The queries still run with the labels that match nothing.
+    """
+    known = {chunk_file_id(c) for c in chunks}
+    fixed: list[Query] = []
+    warnings: list[str] = []
+    for query in queries:
+        labels = []
+        for label in query.labels:
+            inside = label.path.removeprefix(docs_prefix) if docs_prefix else label.path
+            if label.file_id not in known and label.source == "docs" and f"docs:{inside}" in known:
+                label = replace(label, path=inside)
+            labels.append(label)
+            if label.file_id not in known:
+                warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
+            elif not any(label.matches_passage(c) for c in chunks if chunk_file_id(c) == label.file_id):
+                warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
+        fixed.append(replace(query, labels=tuple(labels)))
+    return fixed, warnings
+
+
+def _describe(label: Label) -> str:
+    if label.heading:
+        return f"the heading {label.heading!r}"
+    if label.span is not None:
+        return f"the lines {label.span[0]}-{label.span[1]}"
+    return f"the symbol {label.symbol!r}"
 
 
 def chunk_file_id(chunk: Chunk) -> str:
