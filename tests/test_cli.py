@@ -148,6 +148,7 @@ def test_status_of_an_empty_workspace_tells_a_newcomer_what_to_do(tmp_path: Path
     assert not (tmp_path / ".agentty").exists()
     built = _run(tmp_path, "index", "docs")
     assert "docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR" in built.stdout
+    assert "0 files" not in built.stdout
 
 
 ALL_DOCS_SOURCES = {

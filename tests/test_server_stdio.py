@@ -263,5 +263,7 @@ async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_ro
     home = Path(os.environ["HOME"])
     async with Client(_started_in(home)) as client:
         result = await client.call_tool("search_docs", {"query": "anything"})
+        prompt = await client.get_prompt("context_for", {"question": "how do we deploy?"})
     assert result.is_error and "is your home folder" in _text(result) and "--root DIR" in _text(result)
+    assert prompt.messages[0].content.text.startswith("No project context: no workspace")  # type: ignore[union-attr]
     assert not (home / ".agentty" / "rag_docs.ragdb").exists()

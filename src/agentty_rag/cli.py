@@ -172,7 +172,8 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
         return 0
     for name in names:
         index = workspace.index(name)
-        if name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled:
+        no_docs = name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled
+        if no_docs:
             print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
         progress = _Progress(name)
         index.progress = progress
@@ -181,6 +182,8 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
         finally:
             progress.close()
         what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
+        if no_docs and index.n_files == 0:
+            continue  # no skills or memory either: the line above said it all
         print(
             f"{name}: {what} — {counted(index.n_files, 'file')}, {counted(index.n_chunks, 'chunk')} "
             f"({report.added} added, {report.changed} changed, {report.removed} removed, "

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -81,6 +82,15 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+@functools.cache
+def _system_folders() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """(trees, folders that are not themselves a workspace), each as written and as resolved (/etc is
+    /private/etc on macOS); resolved once per process."""
+    trees = {p for name in _SYSTEM_TREES for p in (Path(name), _real(Path(name)))}
+    themselves = {p for name in _NOT_THEMSELVES for p in (Path(name), _real(Path(name)))}
+    return tuple(sorted(trees)), tuple(sorted(themselves))
+
+
 def _same(a: Path, b: Path) -> bool:
     if sys.platform == "win32":
         return os.path.normcase(a) == os.path.normcase(b)
@@ -106,12 +116,10 @@ def refusal(folder: Path, home: Path | None) -> str:
         if _same(real, drive / "Users"):
             return f"{real} is a system folder"
         return ""
-    for name in _SYSTEM_TREES:
-        if _inside(real, Path(name)) or _inside(real, _real(Path(name))):
-            return f"{real} is a system folder"
-    for name in _NOT_THEMSELVES:
-        if _same(real, Path(name)) or _same(real, _real(Path(name))):
-            return f"{real} is a system folder"
+    trees, themselves = _system_folders()
+    ancestry = {real, *real.parents}
+    if any(tree in ancestry for tree in trees) or real in themselves:
+        return f"{real} is a system folder"
     if home is not None and _same(real, _real(home).parent):
         return f"{real} is a system folder"
     return ""

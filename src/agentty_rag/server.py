@@ -433,7 +433,9 @@ def build_server(session: Session) -> MCPServer[AppState]:
     async def context_for(
         question: Annotated[str, Field(description="The question to find project context for.")],
     ) -> str:
-        workspace = session.require()
+        workspace = session.workspace
+        if workspace is None:
+            return f"No project context: no workspace ({session.located.problem})."
         injection = await anyio.to_thread.run_sync(
             functools.partial(proactive_context, workspace, HookEvent(question), True)
         )
