@@ -70,9 +70,12 @@ def test_empty_reason_when_nothing_matches(tmp_path: Path) -> None:
     assert outcome.structured["empty_reason"] == "no matches (bm25)"
 
 
-def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dense", ["off", "default"])
+def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path, dense: str) -> None:
     write(tmp_path, {"docs/a.md": "# Install\n"})
-    workspace = _ws(tmp_path)
+    # default: the dense leg probes the default address; with nothing there, the header must not wait
+    # for the build to learn whether the index holds vectors
+    workspace = _ws(tmp_path) if dense == "off" else Workspace(tmp_path, load_settings({}))
     index = workspace.index("docs")
     holding, release = threading.Event(), threading.Event()
 
@@ -86,8 +89,10 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path) -> 
     builder.start()
     holding.wait(10)
     outcome = workspace.search_docs("install", wait_s=0.05)
+    answered_during_the_build = builder.is_alive()
     release.set()
     builder.join()
+    assert answered_during_the_build
     assert "the docs index is still being built (3 of 10 files) — try again" in outcome.text
     assert "no matches" not in outcome.text
 

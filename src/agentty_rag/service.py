@@ -416,7 +416,12 @@ class Workspace:
         with self._guard:
             known = self._had_vectors.get(index.config.name)
         if known is None:
-            known = index.has_vectors()
+            if not index.lock.acquire(blocking=False):
+                return False  # a build holds the index: answer now, look again at the next search
+            try:
+                known = index.has_vectors()
+            finally:
+                index.lock.release()
             with self._guard:
                 self._had_vectors[index.config.name] = known
         return known
