@@ -20,6 +20,9 @@ from itertools import accumulate
 from tree_sitter import Node, Parser, Query, QueryCursor
 
 from agentty_rag.chunking.languages import LanguageSpec
+from agentty_rag.chunking.rules import describe
+from agentty_rag.chunking.rules import first_child_of as _first_child_of
+from agentty_rag.chunking.rules import node_text as _text
 from agentty_rag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -77,10 +80,6 @@ def load_grammar(spec: LanguageSpec) -> tuple[Parser, QueryCursor] | None:
     return loaded
 
 
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
-
-
 def _normalise(name: str) -> str:
     name = name.split("<", 1)[0].split("(", 1)[0].strip()
     for separator in ("::", "\\", ":", "->"):
@@ -100,12 +99,11 @@ def _c_declarator_name(node: Node) -> str:
     return _text(declarator)
 
 
-def _first_child_of(node: Node, types: tuple[str, ...]) -> Node | None:
-    return next((c for c in node.named_children if c.type in types), None)
-
-
 def definition_name(node: Node, spec: LanguageSpec) -> str:
     """The name a definition node declares, normalised to dotted form; "" when it has none."""
+    described = describe(node, spec.name)
+    if described is not None:
+        return _normalise(described[0])
     kind = node.type
     if kind == "method_declaration" and spec.name == "go":
         receiver = node.child_by_field_name("receiver")
@@ -156,6 +154,9 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
 
 
 def definition_kind(node: Node, spec: LanguageSpec, inside_class: bool) -> str:
+    described = describe(node, spec.name)
+    if described is not None:
+        return "method" if described[1] == "function" and inside_class else described[1]
     kind = node.type
     if kind == "class_declaration" and spec.name == "swift":
         declared = _text(node.child_by_field_name("declaration_kind"))
@@ -194,6 +195,27 @@ def _row_end(node: Node) -> int:
     """Last row a node occupies (a node ending at column 0 ends on the row before)."""
     row = node.end_point.row
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
+
+
+_CLAUSE_KINDS = frozenset({"function", "method", "macro"})
+
+
+def _merge_clauses(definitions: list[Definition]) -> list[Definition]:
+    """Consecutive definitions of one name and kind become one: a signature with its equations, clauses."""
+    merged: list[Definition] = []
+    for definition in definitions:
+        definition.children = _merge_clauses(definition.children)
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and definition.kind in _CLAUSE_KINDS
+            and (previous.name, previous.kind) == (definition.name, definition.kind)
+        ):
+            previous.end, previous.end_byte = definition.end, definition.end_byte
+            previous.children.extend(definition.children)
+        else:
+            merged.append(definition)
+    return merged
 
 
 def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, lines: list[str]) -> list[Definition]:
@@ -239,7 +261,7 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
         else:
             roots.append(definition)
         stack.append(definition)
-    return roots
+    return _merge_clauses(roots) if spec.clauses else roots
 
 
 class _Emitter:

@@ -24,6 +24,8 @@ class LanguageSpec:
         prefixes: sibling nodes directly above a definition that belong to it (doc comments, attributes).
         extra_patterns: further tree-sitter query patterns capturing ``@def`` (e.g. ``const f = () => {}``).
         filenames: exact file names (``Makefile``) in this language.
+        clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
+            the clauses of an Elixir function).
     """
 
     name: str
@@ -36,6 +38,7 @@ class LanguageSpec:
     prefixes: tuple[str, ...] = ("comment",)
     extra_patterns: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
+    clauses: bool = False
 
 
 _JS_FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
@@ -75,6 +78,46 @@ _TYPESCRIPT = replace(
     others=("type_alias_declaration", "enum_declaration"),
 )
 _TSX = replace(_TYPESCRIPT, name="tsx", extensions=(".tsx",), grammar="tsx")
+
+_ZIG = LanguageSpec(
+    "zig",
+    (".zig",),
+    "zig",
+    prefixes=("doc_comment", "line_comment"),
+    extra_patterns=(
+        # A function with a body (an `extern fn` prototype is a declaration only), and a constant bound to a
+        # struct, enum, union, opaque or error set: `pub const Point = struct { ... };`.
+        "(Decl (FnProto) (Block)) @def",
+        "(Decl (VarDecl (ErrorUnionExpr (SuffixExpr [(ContainerDecl) (ErrorSetDecl)])))) @def",
+    ),
+)
+# Elixir's definitions are macro calls; rules.py names them and gives their kinds.
+_ELIXIR_DEFINITION = "^(defmodule|defprotocol|defimpl|def|defp|defdelegate|defmacro|defmacrop|defguard|defguardp)$"
+_ELIXIR = LanguageSpec(
+    "elixir",
+    (".ex", ".exs"),
+    "elixir",
+    # `@doc`, `@spec` and `@impl` are unary `@` operators just above a definition.
+    prefixes=("comment", "unary_operator"),
+    extra_patterns=(f'((call target: (identifier) @_keyword) @def (#match? @_keyword "{_ELIXIR_DEFINITION}"))',),
+    clauses=True,
+)
+_HASKELL_FUNCTIONS = ("function", "bind", "signature")
+_HASKELL = LanguageSpec(
+    "haskell",
+    (".hs",),
+    "haskell",
+    containers=("class", "instance"),
+    others=("data_type", "newtype", "type_synomym", "type_family", "data_family"),
+    prefixes=("comment", "haddock"),
+    # Equations and signatures of the module and of classes and instances, not the local ones of `where`/`let`.
+    extra_patterns=tuple(
+        f"({body} ({function}) @def)"
+        for body in ("declarations", "class_declarations", "instance_declarations")
+        for function in _HASKELL_FUNCTIONS
+    ),
+    clauses=True,
+)
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec(
@@ -230,6 +273,9 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         ),
     ),
     LanguageSpec("bash", (".sh", ".bash", ".zsh", ".ksh"), "bash", functions=("function_definition",)),
+    _ZIG,
+    _ELIXIR,
+    _HASKELL,
     # Indexed as line windows: no definition rules (yet), but worth finding by meaning.
     LanguageSpec("sql", (".sql",)),
     LanguageSpec("yaml", (".yaml", ".yml")),
@@ -244,14 +290,11 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("cmake", (".cmake",), filenames=("CMakeLists.txt",)),
     LanguageSpec("groovy", (".groovy", ".gradle")),
     LanguageSpec("dart", (".dart",)),
-    LanguageSpec("elixir", (".ex", ".exs")),
     LanguageSpec("erlang", (".erl", ".hrl")),
-    LanguageSpec("haskell", (".hs",)),
     LanguageSpec("ocaml", (".ml", ".mli")),
     LanguageSpec("perl", (".pl", ".pm")),
     LanguageSpec("r", (".r",)),
     LanguageSpec("julia", (".jl",)),
-    LanguageSpec("zig", (".zig",)),
     LanguageSpec("nim", (".nim",)),
     LanguageSpec("clojure", (".clj", ".cljs", ".cljc", ".edn")),
     LanguageSpec("elm", (".elm",)),
@@ -285,6 +328,9 @@ ALIASES = {
     "shell": "bash",
     "zsh": "bash",
     "yml": "yaml",
+    "ex": "elixir",
+    "exs": "elixir",
+    "hs": "haskell",
 }
 # A filter on a language also admits its dialects.
 FAMILIES = {"typescript": ("typescript", "tsx"), "javascript": ("javascript",)}

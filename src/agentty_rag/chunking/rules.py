@@ -1,0 +1,156 @@
+"""Names and kinds of definitions in languages whose grammars do not state them plainly.
+
+For most grammars a definition's node type says its kind and its ``name`` field says its name; the generic
+rules in ``code.py`` cover those. The languages here need more: a Zig ``Decl`` is a function or a struct by
+what it holds, an Elixir definition is a ``call`` whose target is ``def`` or ``defmodule``, a Haskell instance
+is named after the type it is for. Each describer returns ``(name, kind)`` for the nodes it knows and None
+for the nodes it leaves to the generic rules. A kind of ``function`` becomes ``method`` inside a class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+Described = tuple[str, str]
+
+
+def node_text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def first_child_of(node: Node, types: tuple[str, ...]) -> Node | None:
+    return next((c for c in node.named_children if c.type in types), None)
+
+
+def _first_named(node: Node | None) -> Node | None:
+    return node.named_children[0] if node is not None and node.named_children else None
+
+
+def _first_descendant(node: Node | None, types: tuple[str, ...]) -> Node | None:
+    """The first node of one of ``types`` under ``node``, breadth first."""
+    queue = list(node.named_children) if node is not None else []
+    while queue:
+        current = queue.pop(0)
+        if current.type in types:
+            return current
+        queue.extend(current.named_children)
+    return None
+
+
+def _zig(node: Node) -> Described | None:
+    """``Decl`` holds a function (``FnProto`` + ``Block``) or a constant whose value is a container."""
+    if node.type != "Decl":
+        return None
+    prototype = first_child_of(node, ("FnProto",))
+    if prototype is not None:
+        return node_text(prototype.child_by_field_name("function")), "function"
+    variable = first_child_of(node, ("VarDecl",))
+    name = node_text(variable.child_by_field_name("variable_type_function") if variable else None)
+    value = _first_descendant(variable, ("ContainerDecl", "ErrorSetDecl"))
+    if value is not None and value.type == "ErrorSetDecl":
+        return name, "enum"  # `error{ OutOfMemory, Invalid }`: a set of named values
+    declared = first_child_of(value, ("ContainerDeclType",)) if value is not None else None
+    keyword = declared.children[0].type if declared is not None and declared.children else ""
+    return name, {"enum": "enum", "opaque": "type"}.get(keyword, "struct")
+
+
+_ELIXIR_KINDS = {
+    "defmodule": "module",
+    "defprotocol": "interface",
+    "defimpl": "impl",
+    "def": "function",
+    "defp": "function",
+    "defdelegate": "function",
+    "defmacro": "macro",
+    "defmacrop": "macro",
+    "defguard": "macro",
+    "defguardp": "macro",
+}
+ELIXIR_DEFINERS = tuple(_ELIXIR_KINDS)
+
+
+def _elixir_function_name(head: Node | None) -> str:
+    """``call(conn, opts)``, ``call(conn) when ...``, or a bare ``name``; "" for operators and ``unquote``."""
+    if (
+        head is not None
+        and head.type == "binary_operator"
+        and node_text(head.child_by_field_name("operator")) == "when"
+    ):
+        head = head.child_by_field_name("left")
+    if head is not None and head.type == "call":
+        head = head.child_by_field_name("target")
+    return node_text(head) if head is not None and head.type == "identifier" else ""
+
+
+def _elixir_impl_target(arguments: Node) -> str:
+    """The ``for:`` module of ``defimpl Proto, for: Type``; "" when absent or a list."""
+    for pair in (p for k in arguments.named_children if k.type == "keywords" for p in k.named_children):
+        if node_text(pair.child_by_field_name("key")).rstrip(": ") == "for":
+            value = pair.child_by_field_name("value")
+            return node_text(value) if value is not None and value.type == "alias" else ""
+    return ""
+
+
+def _quoted(node: Node) -> bool:
+    """Inside a ``quote`` block: code a macro injects into the caller's module, not a definition of this one."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "call" and node_text(parent.child_by_field_name("target")) == "quote":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _elixir(node: Node) -> Described | None:
+    """Definitions are calls: ``defmodule Phoenix.Router do``, ``def call(conn, opts) do``."""
+    kind = _ELIXIR_KINDS.get(node_text(node.child_by_field_name("target"))) if node.type == "call" else None
+    if kind is None:
+        return None
+    if _quoted(node):
+        return "", kind
+    arguments = first_child_of(node, ("arguments",))
+    head = _first_named(arguments)
+    if kind not in ("module", "interface", "impl"):
+        return _elixir_function_name(head), kind
+    name = node_text(head) if head is not None and head.type == "alias" else ""
+    target = _elixir_impl_target(arguments) if kind == "impl" and arguments is not None else ""
+    # The module Elixir defines for `defimpl Proto, for: Type` is Proto.Type.
+    return (f"{name}.{target}" if name and target else name), kind
+
+
+_HASKELL_TYPES = ("data_type", "newtype", "type_synomym", "type_family", "data_family")
+
+
+def _haskell(node: Node) -> Described | None:
+    """Signatures and equations are functions; an instance is named after the type it is for."""
+    kind = node.type
+    if kind in ("function", "bind", "signature"):
+        named = node.child_by_field_name("name") or _first_named(node.child_by_field_name("names"))
+        # An operator (`(<+>) ::`, `a <+> b = ...`) has no name a symbol path can hold.
+        return (node_text(named) if named is not None and named.type == "variable" else ""), "function"
+    if kind == "class":
+        return node_text(node.child_by_field_name("name")), "class"
+    if kind == "instance":
+        for_type = _first_descendant(node.child_by_field_name("patterns"), ("name",))
+        return node_text(for_type or node.child_by_field_name("name")), "impl"
+    if kind in _HASKELL_TYPES:
+        return node_text(node.child_by_field_name("name")), "type"
+    return None
+
+
+DESCRIBERS: dict[str, Callable[[Node], Described | None]] = {
+    "zig": _zig,
+    "elixir": _elixir,
+    "haskell": _haskell,
+}
+
+
+def describe(node: Node, language: str) -> Described | None:
+    """``(name, kind)`` of a definition node by its language's own rules; None to use the generic rules."""
+    describer = DESCRIBERS.get(language)
+    return describer(node) if describer is not None else None
+
+
+__all__ = ["DESCRIBERS", "ELIXIR_DEFINERS", "describe", "first_child_of", "node_text"]
