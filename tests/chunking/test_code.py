@@ -199,6 +199,69 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
             (28, 29, "impl", "Pair"),
         ],
     ),
+    "sample.erl": (
+        [
+            (1, 4, "struct", "queue"),
+            (6, 9, "function", "new"),
+            (11, 16, "function", "push"),
+            (18, 18, "macro", "LIMIT"),
+        ],
+        [
+            (1, 4, "struct", "queue"),
+            (6, 9, "function", "new"),
+            (11, 14, "function", "push"),
+            (15, 16, "function", "push"),
+            (18, 18, "macro", "LIMIT"),
+        ],
+    ),
+    "sample.ml": (
+        [(1, 13, "module", "Ring"), (15, 15, "type", "color"), (17, 19, "function", "describe")],
+        [
+            (1, 5, "type", "Ring.t"),
+            (7, 10, "function", "Ring.write"),
+            (12, 13, "function", "Ring.capacity"),
+            (15, 15, "type", "color"),
+            (17, 19, "function", "describe"),
+        ],
+    ),
+    "sample.mli": (
+        [
+            (1, 3, "type", "t"),
+            (5, 6, "function", "write"),
+            (8, 8, "function", "capacity"),
+            (10, 12, "interface", "SINK"),
+        ],
+        [
+            (1, 3, "type", "t"),
+            (5, 6, "function", "write"),
+            (8, 8, "function", "capacity"),
+            (10, 12, "interface", "SINK"),
+        ],
+    ),
+    "sample.jl": (
+        [(1, 27, "module", "Shapes")],
+        [
+            (1, 5, "type", "Shapes.Shape"),
+            (7, 14, "struct", "Shapes.Circle"),
+            (16, 19, "function", "Shapes.area"),
+            (21, 21, "function", "Shapes.perimeter"),
+            (23, 27, "macro", "Shapes.twice"),
+        ],
+    ),
+    "sample.R": (
+        [(1, 8, "function", "scale01"), (10, 15, "function", "keep_high")],
+        [(1, 8, "function", "scale01"), (10, 15, "function", "keep_high")],
+    ),
+    "sample.pl": (
+        [(1, 9, "function", "new"), (11, 15, "function", "push_item"), (17, 32, "module", "Shipyard.Stack")],
+        [
+            (1, 9, "function", "new"),
+            (11, 15, "function", "push_item"),
+            (17, 19, "function", "Shipyard.Stack.new"),
+            (21, 24, "function", "Shipyard.Stack.peek"),
+            (26, 32, "function", "Shipyard.Stack.push_item"),
+        ],
+    ),
 }
 
 
@@ -247,6 +310,12 @@ def test_every_listed_language_has_a_sample() -> None:
         "zig",
         "elixir",
         "haskell",
+        "erlang",
+        "ocaml",
+        "ocaml_interface",
+        "julia",
+        "r",
+        "perl",
     }
     covered = {spec.name for name in EXPECTED if (spec := language_for(name)) is not None}
     assert covered == required
@@ -329,3 +398,13 @@ def test_elixir_definition_keywords_match_the_kinds_the_rules_know() -> None:
 def test_a_haskell_signature_and_its_equations_are_one_chunk() -> None:
     text = "module M where\n\nsize :: [a] -> Int\nsize [] = 0\nsize (_ : xs) = 1 + size xs\n\nempty :: Bool\nempty = True\n"
     assert _symbols("m.hs", text, 60) == [(1, 1, "block", ""), (3, 5, "function", "size"), (7, 8, "function", "empty")]
+
+
+def test_erlang_spec_and_clauses_are_one_chunk_but_other_functions_are_not() -> None:
+    text = "-spec f(integer()) -> integer().\nf(0) -> 1;\nf(N) -> N.\n\ng() -> ok.\n"
+    assert _symbols("m.erl", text, 60) == [(1, 3, "function", "f"), (5, 5, "function", "g")]
+
+
+def test_an_ocaml_filter_admits_interfaces() -> None:
+    assert resolve_language("ml") == ("ocaml", "ocaml_interface")
+    assert language_for("ring.mli") == spec_named("ocaml_interface")

@@ -25,7 +25,7 @@ class LanguageSpec:
         extra_patterns: further tree-sitter query patterns capturing ``@def`` (e.g. ``const f = () => {}``).
         filenames: exact file names (``Makefile``) in this language.
         clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
-            the clauses of an Elixir function).
+            the clauses of an Erlang or Elixir function).
     """
 
     name: str
@@ -117,6 +117,55 @@ _HASKELL = LanguageSpec(
         for function in _HASKELL_FUNCTIONS
     ),
     clauses=True,
+)
+_ERLANG = LanguageSpec(
+    "erlang",
+    (".erl", ".hrl"),
+    "erlang",
+    functions=("fun_decl", "spec"),
+    others=("record_decl", "type_alias", "opaque", "pp_define"),
+    clauses=True,
+)
+_OCAML = LanguageSpec(
+    "ocaml",
+    (".ml",),
+    "ocaml",
+    containers=("module_definition", "module_type_definition", "class_definition"),
+    functions=("method_definition", "value_specification", "external"),
+    others=("type_definition", "exception_definition"),
+    # Top-level and module-level `let`, not the `let ... in` inside expressions.
+    extra_patterns=("(compilation_unit (value_definition) @def)", "(structure (value_definition) @def)"),
+)
+_OCAML_INTERFACE = replace(_OCAML, name="ocaml_interface", extensions=(".mli",), grammar="ocaml_interface")
+_JULIA = LanguageSpec(
+    "julia",
+    (".jl",),
+    "julia",
+    containers=("module_definition",),
+    functions=("function_definition", "macro_definition"),
+    others=("struct_definition", "abstract_definition", "primitive_definition"),
+    # `@inline function f ... end` and `Base.@kwdef struct ...`.
+    wrappers=("macro_argument_list", "macrocall_expression"),
+    # A docstring is a string literal directly above the definition.
+    prefixes=("line_comment", "block_comment", "string_literal"),
+    extra_patterns=(
+        "(assignment . (call_expression)) @def",
+        "(assignment . (where_expression . (call_expression))) @def",
+    ),
+)
+_R = LanguageSpec(
+    "r",
+    (".r",),
+    "r",
+    extra_patterns=("(binary_operator lhs: (identifier) rhs: (function_definition)) @def",),
+)
+_PERL = LanguageSpec(
+    "perl",
+    (".pl", ".pm"),
+    "perl",
+    containers=("package_statement",),
+    functions=("subroutine_declaration_statement",),
+    prefixes=("comment", "pod"),
 )
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
@@ -276,6 +325,12 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     _ZIG,
     _ELIXIR,
     _HASKELL,
+    _ERLANG,
+    _OCAML,
+    _OCAML_INTERFACE,
+    _JULIA,
+    _R,
+    _PERL,
     # Indexed as line windows: no definition rules (yet), but worth finding by meaning.
     LanguageSpec("sql", (".sql",)),
     LanguageSpec("yaml", (".yaml", ".yml")),
@@ -290,11 +345,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("cmake", (".cmake",), filenames=("CMakeLists.txt",)),
     LanguageSpec("groovy", (".groovy", ".gradle")),
     LanguageSpec("dart", (".dart",)),
-    LanguageSpec("erlang", (".erl", ".hrl")),
-    LanguageSpec("ocaml", (".ml", ".mli")),
-    LanguageSpec("perl", (".pl", ".pm")),
-    LanguageSpec("r", (".r",)),
-    LanguageSpec("julia", (".jl",)),
     LanguageSpec("nim", (".nim",)),
     LanguageSpec("clojure", (".clj", ".cljs", ".cljc", ".edn")),
     LanguageSpec("elm", (".elm",)),
@@ -330,10 +380,18 @@ ALIASES = {
     "yml": "yaml",
     "ex": "elixir",
     "exs": "elixir",
+    "erl": "erlang",
     "hs": "haskell",
+    "ml": "ocaml",
+    "jl": "julia",
+    "pl": "perl",
 }
 # A filter on a language also admits its dialects.
-FAMILIES = {"typescript": ("typescript", "tsx"), "javascript": ("javascript",)}
+FAMILIES = {
+    "typescript": ("typescript", "tsx"),
+    "javascript": ("javascript",),
+    "ocaml": ("ocaml", "ocaml_interface"),
+}
 
 
 def language_for(filename: str) -> LanguageSpec | None:

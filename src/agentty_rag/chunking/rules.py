@@ -140,10 +140,113 @@ def _haskell(node: Node) -> Described | None:
     return None
 
 
+def _erlang(node: Node) -> Described | None:
+    """Each clause of a function is a ``fun_decl``; its ``-spec`` names it in ``fun``."""
+    kind = node.type
+    if kind == "fun_decl":
+        clause = node.child_by_field_name("clause")
+        return node_text(clause.child_by_field_name("name") if clause else None), "function"
+    if kind == "spec":
+        return node_text(node.child_by_field_name("fun")), "function"
+    if kind == "record_decl":
+        return node_text(node.child_by_field_name("name")), "struct"
+    if kind in ("type_alias", "opaque"):
+        type_name = node.child_by_field_name("name")
+        return node_text(type_name.child_by_field_name("name") if type_name else None), "type"
+    if kind == "pp_define":
+        lhs = node.child_by_field_name("lhs")
+        return node_text(lhs.child_by_field_name("name") if lhs else None), "macro"
+    return None
+
+
+def _perl(node: Node) -> Described | None:
+    """``package Name { ... }`` holds subs; ``package Name;`` is a statement, not a container."""
+    if node.type != "package_statement":
+        return None
+    has_block = first_child_of(node, ("block",)) is not None
+    return (node_text(node.child_by_field_name("name")) if has_block else ""), "module"
+
+
+def _r(node: Node) -> Described | None:
+    """``name <- function(...)``: a function is a value bound to a name."""
+    if node.type != "binary_operator":
+        return None
+    return node_text(node.child_by_field_name("lhs")), "function"
+
+
+def _julia_callee(node: Node | None) -> str:
+    """The function a signature or short-form head names: ``area(s)``, ``Base.show(io, x)::T where T``."""
+    while node is not None and node.type in ("signature", "where_expression", "typed_expression"):
+        node = _first_named(node)
+    if node is not None and node.type == "call_expression":
+        node = _first_named(node)
+    return node_text(node) if node is not None and node.type in ("identifier", "field_expression") else ""
+
+
+def _julia(node: Node) -> Described | None:
+    """Functions in both forms and macros are named by their signature's callee; types by their head."""
+    kind = node.type
+    if kind in ("function_definition", "macro_definition"):
+        signature = first_child_of(node, ("signature",))
+        return _julia_callee(signature), "macro" if kind == "macro_definition" else "function"
+    if kind == "assignment":  # the short form `f(x) = ...`
+        return _julia_callee(_first_named(node)), "function"
+    if kind in ("struct_definition", "abstract_definition", "primitive_definition"):
+        named = _first_descendant(first_child_of(node, ("type_head",)), ("identifier",))
+        return node_text(named), "struct" if kind == "struct_definition" else "type"
+    return None
+
+
+def _ocaml_value(node: Node) -> Described:
+    """A top-level ``let``: a function when it takes parameters or is a ``fun``; a plain value is not named."""
+    binding = first_child_of(node, ("let_binding",))
+    pattern = binding.child_by_field_name("pattern") if binding is not None else None
+    if binding is None or pattern is None or pattern.type != "value_name":
+        return "", "function"
+    body = binding.child_by_field_name("body")
+    is_function = first_child_of(binding, ("parameter",)) is not None or (
+        body is not None and body.type in ("fun_expression", "function_expression")
+    )
+    return (node_text(pattern) if is_function else ""), "function"
+
+
+_OCAML_NAMED = {
+    "module_definition": (("module_binding",), ("module_name",), "module"),
+    "module_type_definition": ((), ("module_type_name",), "interface"),
+    "class_definition": (("class_binding",), ("class_name",), "class"),
+    "method_definition": ((), ("method_name",), "function"),
+    "value_specification": ((), ("value_name",), "function"),
+    "external": ((), ("value_name",), "function"),
+    "type_definition": (("type_binding",), ("type_constructor",), "type"),
+    "exception_definition": (("constructor_declaration",), ("constructor_name",), "type"),
+}
+
+
+def _ocaml(node: Node) -> Described | None:
+    """Names sit in a binding child (``module_binding``, ``type_binding``) or directly under the node."""
+    if node.type == "value_definition":
+        return _ocaml_value(node)
+    rule = _OCAML_NAMED.get(node.type)
+    if rule is None:
+        return None
+    binding_types, name_types, kind = rule
+    holder = first_child_of(node, binding_types) if binding_types else node
+    named = None
+    if holder is not None:
+        named = holder.child_by_field_name("name") or first_child_of(holder, name_types)
+    return node_text(named), kind
+
+
 DESCRIBERS: dict[str, Callable[[Node], Described | None]] = {
     "zig": _zig,
     "elixir": _elixir,
     "haskell": _haskell,
+    "erlang": _erlang,
+    "perl": _perl,
+    "r": _r,
+    "julia": _julia,
+    "ocaml": _ocaml,
+    "ocaml_interface": _ocaml,
 }
 
 
