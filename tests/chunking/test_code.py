@@ -262,6 +262,32 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
             (26, 32, "function", "Shipyard.Stack.push_item"),
         ],
     ),
+    "sample.dart": (
+        [
+            (1, 18, "class", "Counter"),
+            (20, 20, "enum", "Color"),
+            (22, 22, "type", "Callback"),
+            (24, 27, "function", "main"),
+        ],
+        [
+            (1, 7, "class", "Counter"),
+            (9, 13, "method", "Counter.increment"),
+            (15, 15, "method", "Counter.count"),
+            (17, 18, "method", "Counter.reset"),
+            (20, 20, "enum", "Color"),
+            (22, 22, "type", "Callback"),
+            (24, 27, "function", "main"),
+        ],
+    ),
+    "sample.m": (
+        [(1, 7, "class", "TaskQueue"), (9, 21, "impl", "TaskQueue"), (23, 25, "function", "clamp")],
+        [
+            (1, 7, "class", "TaskQueue"),
+            (9, 14, "method", "TaskQueue.addTask"),
+            (16, 21, "method", "TaskQueue.sharedQueue"),
+            (23, 25, "function", "clamp"),
+        ],
+    ),
 }
 
 
@@ -316,6 +342,8 @@ def test_every_listed_language_has_a_sample() -> None:
         "julia",
         "r",
         "perl",
+        "dart",
+        "objc",
     }
     covered = {spec.name for name in EXPECTED if (spec := language_for(name)) is not None}
     assert covered == required

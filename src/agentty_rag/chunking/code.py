@@ -87,6 +87,9 @@ def _normalise(name: str) -> str:
     return ".".join(part for part in name.split(".") if part.strip()).replace(" ", "")
 
 
+_C_FAMILY = ("c", "cpp", "objc")
+
+
 def _c_declarator_name(node: Node) -> str:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
@@ -122,9 +125,9 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
         return _normalise(_text(spec_node.child_by_field_name("name") if spec_node else None))
     if kind == "impl_item":
         return _normalise(_text(node.child_by_field_name("type")))
-    if kind == "function_definition" and spec.name in ("c", "cpp"):
+    if kind == "function_definition" and spec.name in _C_FAMILY:
         return _normalise(_c_declarator_name(node))
-    if kind == "type_definition" and spec.name in ("c", "cpp"):
+    if kind == "type_definition" and spec.name in _C_FAMILY:
         return _normalise(_text(node.child_by_field_name("declarator")))
     if kind in ("lexical_declaration", "variable_declaration") and spec.name != "lua":
         declarator = _first_child_of(node, ("variable_declarator",))
@@ -197,6 +200,15 @@ def _row_end(node: Node) -> int:
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
+def _extent(node: Node, spec: LanguageSpec) -> tuple[Node, Node]:
+    """The first and last node a definition spans: its wrappers above, a trailing body beside it."""
+    outer = node
+    while outer.parent is not None and outer.parent.type in spec.wrappers:
+        outer = outer.parent
+    after = outer.next_named_sibling if spec.trailing else None
+    return outer, after if after is not None and after.type in spec.trailing else outer
+
+
 _CLAUSE_KINDS = frozenset({"function", "method", "macro"})
 
 
@@ -223,16 +235,11 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
     seen: dict[tuple[int, int], Node] = {}
     for node in cursor.captures(tree_root).get("def", []):
         seen.setdefault((node.start_byte, node.end_byte), node)
-    candidates: list[tuple[Node, Node]] = []
-    for node in seen.values():
-        outer = node
-        while outer.parent is not None and outer.parent.type in spec.wrappers:
-            outer = outer.parent
-        candidates.append((node, outer))
-    candidates.sort(key=lambda pair: (pair[1].start_byte, -pair[1].end_byte))
+    candidates = [(node, *_extent(node, spec)) for node in seen.values()]
+    candidates.sort(key=lambda found: (found[1].start_byte, -found[2].end_byte))
     roots: list[Definition] = []
     stack: list[Definition] = []
-    for node, outer in candidates:
+    for node, outer, last in candidates:
         while stack and stack[-1].end_byte <= outer.start_byte:
             stack.pop()
         parent = stack[-1] if stack else None
@@ -252,9 +259,9 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
         if kind == "function" and spec.name == "cpp" and "." in name:
             kind = "method"  # an out-of-line member: void Pool::submit() {...}
         definition = Definition(
-            start, _row_end(outer), node.start_point.row, kind, name, outer.start_byte, outer.end_byte
+            start, _row_end(last), node.start_point.row, kind, name, outer.start_byte, last.end_byte
         )
-        if parent is not None and parent.start_byte <= outer.start_byte and outer.end_byte <= parent.end_byte:
+        if parent is not None and parent.start_byte <= outer.start_byte and last.end_byte <= parent.end_byte:
             # A member's doc comment never reaches above its container's own first row.
             definition.start = max(definition.start, parent.head + 1)
             parent.children.append(definition)

@@ -24,6 +24,7 @@ class LanguageSpec:
         prefixes: sibling nodes directly above a definition that belong to it (doc comments, attributes).
         extra_patterns: further tree-sitter query patterns capturing ``@def`` (e.g. ``const f = () => {}``).
         filenames: exact file names (``Makefile``) in this language.
+        trailing: a sibling node directly after a definition that belongs to it (Dart's ``function_body``).
         clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
             the clauses of an Erlang or Elixir function).
     """
@@ -38,6 +39,7 @@ class LanguageSpec:
     prefixes: tuple[str, ...] = ("comment",)
     extra_patterns: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
+    trailing: tuple[str, ...] = ()
     clauses: bool = False
 
 
@@ -166,6 +168,33 @@ _PERL = LanguageSpec(
     containers=("package_statement",),
     functions=("subroutine_declaration_statement",),
     prefixes=("comment", "pod"),
+)
+_DART = LanguageSpec(
+    "dart",
+    (".dart",),
+    "dart",
+    containers=("class_definition", "mixin_declaration", "extension_declaration", "enum_declaration"),
+    functions=("method_signature",),
+    others=("type_alias",),
+    prefixes=("comment", "documentation_comment", "annotation"),
+    extra_patterns=tuple(
+        f"(program ({signature}) @def)" for signature in ("function_signature", "getter_signature", "setter_signature")
+    ),
+    trailing=("function_body",),
+)
+_OBJC = LanguageSpec(
+    "objc",
+    (".m", ".mm"),
+    "objc",
+    containers=("class_interface", "class_implementation", "protocol_declaration"),
+    functions=("method_definition", "method_declaration", "function_definition"),
+    others=("type_definition",),
+    wrappers=("implementation_definition",),
+    extra_patterns=(
+        "(struct_specifier body: (_)) @def",
+        "(union_specifier body: (_)) @def",
+        "(enum_specifier body: (_)) @def",
+    ),
 )
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
@@ -331,6 +360,8 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     _JULIA,
     _R,
     _PERL,
+    _DART,
+    _OBJC,
     # Indexed as line windows: no definition rules (yet), but worth finding by meaning.
     LanguageSpec("sql", (".sql",)),
     LanguageSpec("yaml", (".yaml", ".yml")),
@@ -344,12 +375,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("make", (".mk",), filenames=("Makefile", "GNUmakefile", "makefile")),
     LanguageSpec("cmake", (".cmake",), filenames=("CMakeLists.txt",)),
     LanguageSpec("groovy", (".groovy", ".gradle")),
-    LanguageSpec("dart", (".dart",)),
     LanguageSpec("nim", (".nim",)),
     LanguageSpec("clojure", (".clj", ".cljs", ".cljc", ".edn")),
     LanguageSpec("elm", (".elm",)),
     LanguageSpec("fsharp", (".fs", ".fsi", ".fsx")),
-    LanguageSpec("objc", (".m", ".mm")),
     LanguageSpec("powershell", (".ps1", ".psm1")),
     LanguageSpec("terraform", (".tf", ".tfvars", ".hcl")),
 )
@@ -385,6 +414,9 @@ ALIASES = {
     "ml": "ocaml",
     "jl": "julia",
     "pl": "perl",
+    "objective-c": "objc",
+    "objectivec": "objc",
+    "obj-c": "objc",
 }
 # A filter on a language also admits its dialects.
 FAMILIES = {

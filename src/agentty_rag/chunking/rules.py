@@ -237,6 +237,55 @@ def _ocaml(node: Node) -> Described | None:
     return node_text(named), kind
 
 
+_DART_SIGNATURES = ("function_signature", "getter_signature", "setter_signature")
+
+
+def _dart_member_name(signature: Node | None) -> str:
+    """A method's name, ``Counter.named`` for a named constructor, ``operator+`` for an operator."""
+    if signature is None:
+        return ""
+    if signature.type in _DART_SIGNATURES:
+        return node_text(signature.child_by_field_name("name"))
+    if signature.type == "operator_signature":
+        operator = first_child_of(signature, ("binary_operator", "unary_operator", "operator"))
+        return "operator" + node_text(operator).strip() if operator is not None else "operator"
+    parts = [c for c in signature.named_children if c.type == "identifier"]
+    return ".".join(node_text(part) for part in parts)
+
+
+def _dart(node: Node) -> Described | None:
+    """A function's signature and its ``function_body`` are siblings; the spec's ``trailing`` joins them."""
+    kind = node.type
+    if kind == "method_signature":
+        return _dart_member_name(_first_named(node)), "function"
+    if kind in _DART_SIGNATURES:
+        return node_text(node.child_by_field_name("name")), "function"
+    if kind == "mixin_declaration":
+        return node_text(first_child_of(node, ("identifier",))), "class"
+    if kind == "extension_declaration":
+        return node_text(node.child_by_field_name("name") or node.child_by_field_name("class")), "impl"
+    if kind == "type_alias":
+        return node_text(first_child_of(node, ("type_identifier",))), "type"
+    return None
+
+
+_OBJC_CONTAINERS = {"class_interface": "class", "class_implementation": "impl", "protocol_declaration": "interface"}
+
+
+def _objc(node: Node) -> Described | None:
+    """Classes and methods; C's functions, structs and typedefs are left to the generic C rules."""
+    kind = node.type
+    if kind in _OBJC_CONTAINERS:
+        named = first_child_of(node, ("identifier",))
+        # A category (`@interface Queue (Extras)`) extends a class, as an impl does.
+        extends = node.child_by_field_name("category") is not None
+        return node_text(named), "impl" if extends else _OBJC_CONTAINERS[kind]
+    if kind in ("method_definition", "method_declaration"):
+        # The first part of the selector: `addTask` of `addTask:withPriority:`.
+        return node_text(first_child_of(node, ("identifier",))), "function"
+    return None
+
+
 DESCRIBERS: dict[str, Callable[[Node], Described | None]] = {
     "zig": _zig,
     "elixir": _elixir,
@@ -247,6 +296,8 @@ DESCRIBERS: dict[str, Callable[[Node], Described | None]] = {
     "julia": _julia,
     "ocaml": _ocaml,
     "ocaml_interface": _ocaml,
+    "dart": _dart,
+    "objc": _objc,
 }
 
 
