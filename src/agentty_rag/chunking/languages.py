@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from agentty_rag.chunking.headers import header_language
+
 
 @dataclass(frozen=True)
 class LanguageSpec:
@@ -436,6 +438,15 @@ def language_for(filename: str) -> LanguageSpec | None:
     return _BY_EXTENSION.get(base[dot:].lower()) if dot > 0 else None
 
 
+def language_of(filename: str, text: str) -> LanguageSpec | None:
+    """The language of a file by its name, and by its text where the name is ambiguous (``.h``: C, C++ or
+    Objective-C); None when the chunker cannot index it."""
+    spec = language_for(filename)
+    if spec is not None and filename.lower().endswith(".h"):
+        return _BY_NAME[header_language(text)]
+    return spec
+
+
 def resolve_language(name: str) -> tuple[str, ...] | None:
     """Language names a filter value admits, or None when the name is unknown."""
     key = name.strip().lower()
@@ -453,4 +464,12 @@ def spec_named(name: str) -> LanguageSpec:
     return _BY_NAME[name]
 
 
-__all__ = ["LANGUAGES", "LanguageSpec", "language_for", "language_names", "resolve_language", "spec_named"]
+__all__ = [
+    "LANGUAGES",
+    "LanguageSpec",
+    "language_for",
+    "language_names",
+    "language_of",
+    "resolve_language",
+    "spec_named",
+]
