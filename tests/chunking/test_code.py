@@ -433,6 +433,14 @@ def test_erlang_spec_and_clauses_are_one_chunk_but_other_functions_are_not() -> 
     assert _symbols("m.erl", text, 60) == [(1, 3, "function", "f"), (5, 5, "function", "g")]
 
 
+def test_a_macro_before_a_cplusplus_namespace_does_not_make_it_a_function() -> None:
+    text = "API_BEGIN\nnamespace detail {\nint twice(int x) {\n  return 2 * x;\n}\n}  // namespace detail\n"
+    spec = language_for("x.cpp")
+    assert spec is not None
+    chunks = chunk_code(Document("code", "x.cpp", text, language="cpp"), spec, 2400)
+    assert [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks] == [(1, 6, "function", "twice")]
+
+
 def test_an_ocaml_filter_admits_interfaces() -> None:
     assert resolve_language("ml") == ("ocaml", "ocaml_interface")
     assert language_for("ring.mli") == spec_named("ocaml_interface")

@@ -90,6 +90,18 @@ def _normalise(name: str) -> str:
 _C_FAMILY = ("c", "cpp", "objc")
 
 
+_C_KEYWORDS = frozenset({"namespace", "template", "class", "struct", "union", "enum", "typename", "using"})
+
+
+def _misparsed_c_name(name: str) -> bool:
+    """A macro the grammar cannot expand (``FMT_BEGIN_NAMESPACE namespace detail {``) reads as a function whose
+    name is a keyword or several words; such a node is not a definition, though the ones inside it are."""
+    words = name.split()
+    if len(words) == 1:
+        return words[0] in _C_KEYWORDS
+    return not any(word.endswith("operator") for word in words[:-1])  # `operator bool` is one name
+
+
 def _c_declarator_name(node: Node) -> str:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
@@ -126,7 +138,8 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
     if kind == "impl_item":
         return _normalise(_text(node.child_by_field_name("type")))
     if kind == "function_definition" and spec.name in _C_FAMILY:
-        return _normalise(_c_declarator_name(node))
+        name = _c_declarator_name(node)
+        return "" if _misparsed_c_name(name) else _normalise(name)
     if kind == "type_definition" and spec.name in _C_FAMILY:
         return _normalise(_text(node.child_by_field_name("declarator")))
     if kind in ("lexical_declaration", "variable_declaration") and spec.name != "lua":
