@@ -2,7 +2,8 @@
 
 A queries file has one JSON object per line::
 
-    {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."]}
+    {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."],
+     "category": "..."}
 
 ``relevant`` entries take these forms (paths relative to the corpus root: the docs folder for docs, the
 workspace root for code):
@@ -12,6 +13,9 @@ workspace root for code):
 * ``path:START-END`` — a line span;
 * ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path);
 * ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
+
+``answers`` and ``category`` (a group the reports average over) are optional. The query text is read as the
+tools receive it: whitespace runs collapsed to one space, cut to the tools' length limit.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
+from agentty_rag.service import MAX_QUERY_CHARS
 from agentty_rag.types import Chunk
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
@@ -101,6 +106,12 @@ class Query:
     text: str
     labels: tuple[Label, ...]
     answers: tuple[str, ...] = ()
+    category: str = ""
+
+
+def as_tool_query(text: str) -> str:
+    """The query as ``search_docs`` and ``search_code`` receive it (a long issue text is cut the same way)."""
+    return " ".join(text.split())[:MAX_QUERY_CHARS]
 
 
 def chunk_file_id(chunk: Chunk) -> str:
@@ -132,15 +143,18 @@ def load_queries(path: Path, corpus: str) -> list[Query]:
         answers = entry.get("answers", [])
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise QueriesError(f'{path}:{number}: "answers" must be a list of strings')
+        category = entry.get("category", "")
+        if not isinstance(category, str):
+            raise QueriesError(f'{path}:{number}: "category" must be a string')
         query_id = str(entry.get("id", f"line{number}"))
         if query_id in seen:
             raise QueriesError(f"{path}:{number}: duplicate id {query_id!r}")
         seen.add(query_id)
         labels = tuple(Label.parse(r, corpus) for r in relevant)
-        queries.append(Query(query_id, text, labels, tuple(answers)))
+        queries.append(Query(query_id, as_tool_query(text), labels, tuple(answers), category))
     if not queries:
         raise QueriesError(f"{path}: no queries")
     return queries
 
 
-__all__ = ["Label", "Query", "QueriesError", "chunk_file_id", "load_queries"]
+__all__ = ["Label", "Query", "QueriesError", "as_tool_query", "chunk_file_id", "load_queries"]
