@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +119,17 @@ def chunk_file_id(chunk: Chunk) -> str:
     return f"{chunk.source}:{chunk.ref}"
 
 
+def unknown_labels(queries: Sequence[Query], chunks: Sequence[Chunk], corpus: str) -> list[str]:
+    """A warning for each label that names nothing in the corpus (the queries still run)."""
+    known = {chunk_file_id(c) for c in chunks}
+    return [
+        f"query {query.id}: {label.source}:{label.path} is not in the {corpus} corpus"
+        for query in queries
+        for label in query.labels
+        if label.file_id not in known
+    ]
+
+
 def load_queries(path: Path, corpus: str) -> list[Query]:
     """Read a labeled queries file; raises ``QueriesError`` naming the first bad line."""
     try:
@@ -157,4 +169,4 @@ def load_queries(path: Path, corpus: str) -> list[Query]:
     return queries
 
 
-__all__ = ["Label", "Query", "QueriesError", "as_tool_query", "chunk_file_id", "load_queries"]
+__all__ = ["Label", "Query", "QueriesError", "as_tool_query", "chunk_file_id", "load_queries", "unknown_labels"]
