@@ -1,14 +1,14 @@
-"""``rag-bench``: what each retrieval stage buys, on the user's own corpus.
+"""``rag-bench``: what each retrieval stage buys, on the user's own corpus, or on a suite of workspaces.
 
 ``rag-bench docs|code`` copies the corpus to a temporary folder first; every index, edit and timing happens
-there, so the workspace (and its ``.agentty/``) is never touched. Each rung of the ladder adds one stage to the
-previous one and runs the server's own pipeline.
+there, so the workspace (and its ``.agentty/``) is never touched. ``rag-bench suite`` measures each workspace of
+a manifest where it is, with its indexes in a temporary folder (it edits nothing, so it needs no copy). Each
+rung of the ladder adds one stage to the previous one and runs the server's own pipeline.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -33,7 +33,9 @@ from agentty_rag.bench.ladder import (
     plan,
     run_rungs,
 )
-from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio
+from agentty_rag.bench.manifest import ManifestError
+from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, write_json
+from agentty_rag.bench.suite import run_suite
 from agentty_rag.config import agentty_environment, effective_values, environment_without_agentty, load_settings
 from agentty_rag.service import Workspace
 
@@ -79,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
         single.add_argument("--seed", type=int, default=13, help="seed of the generated query sets (default 13)")
         single.add_argument("--no-timings", action="store_true", help="skip the index, cold-start and edit timings")
         _ladder_options(single, "file for --queries, else passage")
+    suite = commands.add_parser(
+        "suite", help="measure every workspace of a manifest: per-workspace rows, macro means, categories"
+    )
+    suite.add_argument("manifest", type=Path, help="the suite's manifest (TOML)")
+    suite.add_argument("--only", help="comma-separated workspace names to run (default: all)")
+    _ladder_options(suite, "the manifest's, else file")
     return parser
 
 
@@ -252,16 +260,18 @@ def run(args: argparse.Namespace) -> int:
             "dense": dense,
             "rungs": rows,
         }
-        args.json.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
+        write_json(args.json, data)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``rag-bench``; returns the exit status (2 for bad arguments or queries files)."""
+    """Entry point of ``rag-bench``; returns the exit status (2 for bad arguments, queries files or manifests)."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "suite":
+            return run_suite(args)
         return run(args)
-    except (UsageError, QueriesError) as error:
+    except (UsageError, QueriesError, ManifestError) as error:
         warn(str(error))
         return 2
     except KeyboardInterrupt:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
@@ -57,6 +59,11 @@ def metrics_table(
         line = [str(row[key]) for key in cells]
         lines.append(line + [figure(key, row[key]) for _, key in metric_columns])
     return columns(lines)
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """The report as JSON: keys sorted, so two runs can be diffed."""
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
 
 
 def machine() -> dict[str, Any]:
