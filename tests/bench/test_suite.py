@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +13,10 @@ import pytest
 from agentty_rag.bench.ladder import RUNGS
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
+from tests.bench.conftest import rag_bench
 from tests.conftest import FIXTURES, LEXICAL
 
 QUALITY = ("recall@1", "recall@5", "recall@10", "hit@1", "hit@5", "hit@10", "mrr", "ndcg@10")
-
-
-def _suite(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    """``rag-bench ARGS`` as a user runs it: no AGENTTY_* variable but ``env`` (lexical unless it says otherwise)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    command = [sys.executable, "-m", "agentty_rag.bench.cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300)
 
 
 def _jsonl(path: Path, entries: list[dict[str, Any]]) -> None:
@@ -94,7 +84,7 @@ def test_per_workspace_rows_macro_means_categories_and_untouched_workspaces(suit
     before = _snapshot(suite_dir / "repos")
     out = tmp_path / "suite.json"
     # run from elsewhere: the manifest's relative paths start at its own folder
-    result = _suite("suite", str(suite_dir / "suite.toml"), "--json", str(out), cwd=tmp_path)
+    result = rag_bench("suite", str(suite_dir / "suite.toml"), "--json", str(out), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert _snapshot(suite_dir / "repos") == before  # nothing written, nothing left behind
     data = json.loads(out.read_text())
@@ -139,11 +129,11 @@ def _jsonl_ids(path: Path) -> list[str]:
 def test_suite_figures_are_the_single_run_figures(suite_dir: Path, tmp_path: Path) -> None:
     suite_json, single_json = tmp_path / "suite.json", tmp_path / "single.json"
     rungs = "bm25,+rerank,+budget"
-    suite = _suite(
+    suite = rag_bench(
         "suite", str(suite_dir / "suite.toml"), "--only", "shop", "--rungs", rungs, "--json", str(suite_json)
     )
     assert suite.returncode == 0, suite.stderr
-    single = _suite(
+    single = rag_bench(
         "code",
         "--root",
         str(suite_dir / "repos" / "shop"),
@@ -166,7 +156,7 @@ def test_suite_figures_are_the_single_run_figures(suite_dir: Path, tmp_path: Pat
 
 def test_current_configuration_scores_what_search_code_returns(suite_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "current.json"
-    result = _suite(
+    result = rag_bench(
         "suite", str(suite_dir / "suite.toml"), "--only", "shop,shop by file", "--config", "current", "--json", str(out)
     )
     assert result.returncode == 0, result.stderr
@@ -201,7 +191,7 @@ def test_a_bad_queries_line_stops_the_suite_before_any_index_is_built(tmp_path: 
     manifest.write_text(
         '[[workspace]]\npath = "one"\nqueries = "one.jsonl"\n\n[[workspace]]\npath = "two"\nqueries = "two.jsonl"\n'
     )
-    result = _suite("suite", str(manifest))
+    result = rag_bench("suite", str(manifest))
     assert result.returncode == 2 and result.stdout == ""
     assert f'{tmp_path / "two.jsonl"}:2: "relevant" must be a non-empty list of strings' in result.stderr
 
@@ -218,9 +208,9 @@ def test_bad_suite_arguments_exit_2(tmp_path: Path, args: tuple[str, ...], messa
     (tmp_path / "a").mkdir()
     _jsonl(tmp_path / "a.jsonl", [{"query": "x", "relevant": ["x.py"]}])
     (tmp_path / "suite.toml").write_text('[[workspace]]\npath = "a"\nqueries = "a.jsonl"\n')
-    result = _suite("suite", str(tmp_path / "suite.toml"), *args)
+    result = rag_bench("suite", str(tmp_path / "suite.toml"), *args)
     assert result.returncode == 2 and message in result.stderr
-    rooted = _suite("--root", str(tmp_path), "suite", str(tmp_path / "suite.toml"))
+    rooted = rag_bench("--root", str(tmp_path), "suite", str(tmp_path / "suite.toml"))
     assert rooted.returncode == 2 and "--root applies to docs and code" in rooted.stderr
 
 
@@ -228,6 +218,6 @@ def test_a_bad_manifest_line_exits_2_naming_the_file_and_line(tmp_path: Path) ->
     (tmp_path / "a").mkdir()
     manifest = tmp_path / "suite.toml"
     manifest.write_text('[suite]\nlevel = "passage"\n\n[[workspace]]\npath = "a"\nquerys = "a.jsonl"\n')
-    result = _suite("suite", str(manifest))
+    result = rag_bench("suite", str(manifest))
     assert result.returncode == 2
     assert f"rag-bench: {manifest}:6: unknown key 'querys' in [[workspace]]" in result.stderr

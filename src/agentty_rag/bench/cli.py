@@ -33,6 +33,7 @@ from agentty_rag.bench.ladder import (
     plan,
     run_rungs,
 )
+from agentty_rag.bench.make_suite import make_suite
 from agentty_rag.bench.manifest import ManifestError
 from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, write_json
 from agentty_rag.bench.suite import run_suite
@@ -87,6 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     suite.add_argument("manifest", type=Path, help="the suite's manifest (TOML)")
     suite.add_argument("--only", help="comma-separated workspace names to run (default: all)")
     _ladder_options(suite, "the manifest's, else file")
+    make = commands.add_parser(
+        "make-suite", help="write a suite manifest and per-workspace queries files from one JSONL set of queries"
+    )
+    make.add_argument("queries", type=Path, help="JSONL: one query a line, with a field naming its workspace")
+    make.add_argument("--by", required=True, help="the field whose value is the workspace's folder under --corpora")
+    make.add_argument("--corpora", type=Path, required=True, help="the folder holding the workspaces")
+    make.add_argument("--out", type=Path, required=True, help="where to write suite.toml and the queries files")
+    make.add_argument("--corpus", choices=("docs", "code"), default="code", help="which index (default code)")
+    make.add_argument("--level", choices=("file", "passage"), default="file", help="relevance level (default file)")
+    make.add_argument("--category", default="category", help="the field read as the category (default category)")
     return parser
 
 
@@ -268,8 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``rag-bench``; returns the exit status (2 for bad arguments, queries files or manifests)."""
     args = _parser().parse_args(argv)
     try:
+        if args.command in ("suite", "make-suite") and args.root is not None:
+            raise UsageError(f"--root applies to docs and code; {args.command} names its workspaces' folders itself")
         if args.command == "suite":
             return run_suite(args)
+        if args.command == "make-suite":
+            return make_suite(args)
         return run(args)
     except (UsageError, QueriesError, ManifestError) as error:
         warn(str(error))

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
 from agentty_rag.service import MAX_QUERY_CHARS
@@ -119,6 +120,24 @@ def chunk_file_id(chunk: Chunk) -> str:
     return f"{chunk.source}:{chunk.ref}"
 
 
+def json_object(line: str, where: str) -> dict[str, Any]:
+    """One line of a JSONL file as an object; ``QueriesError`` naming ``where`` (file:line) otherwise."""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise QueriesError(f"{where}: not JSON ({error.msg})") from error
+    if not isinstance(entry, dict):
+        raise QueriesError(f"{where}: expected a JSON object")
+    return entry
+
+
+def query_text(entry: dict[str, Any], where: str) -> str:
+    text = entry.get("query")
+    if not isinstance(text, str) or not text.strip():
+        raise QueriesError(f'{where}: "query" must be a non-empty string')
+    return text
+
+
 def unknown_labels(queries: Sequence[Query], chunks: Sequence[Chunk], corpus: str) -> list[str]:
     """A warning for each label that names nothing in the corpus (the queries still run)."""
     known = {chunk_file_id(c) for c in chunks}
@@ -141,15 +160,8 @@ def load_queries(path: Path, corpus: str) -> list[Query]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise QueriesError(f"{path}:{number}: not JSON ({error.msg})") from error
-        if not isinstance(entry, dict):
-            raise QueriesError(f"{path}:{number}: expected a JSON object")
-        text, relevant = entry.get("query"), entry.get("relevant")
-        if not isinstance(text, str) or not text.strip():
-            raise QueriesError(f'{path}:{number}: "query" must be a non-empty string')
+        entry = json_object(line, f"{path}:{number}")
+        text, relevant = query_text(entry, f"{path}:{number}"), entry.get("relevant")
         if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
             raise QueriesError(f'{path}:{number}: "relevant" must be a non-empty list of strings')
         answers = entry.get("answers", [])
@@ -169,4 +181,14 @@ def load_queries(path: Path, corpus: str) -> list[Query]:
     return queries
 
 
-__all__ = ["Label", "Query", "QueriesError", "as_tool_query", "chunk_file_id", "load_queries", "unknown_labels"]
+__all__ = [
+    "Label",
+    "Query",
+    "QueriesError",
+    "as_tool_query",
+    "chunk_file_id",
+    "json_object",
+    "load_queries",
+    "query_text",
+    "unknown_labels",
+]

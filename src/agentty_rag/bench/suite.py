@@ -209,8 +209,6 @@ def _prefixed(progress: Progress, prefix: str) -> Callable[[str], None]:
 
 def run_suite(args: argparse.Namespace) -> int:
     """``rag-bench suite MANIFEST``: every workspace's figures, their means, and the JSON report."""
-    if args.root is not None:
-        raise UsageError("--root applies to docs and code; a suite's manifest names its workspaces")
     check_k(args.k)
     names = parse_rungs(args.rungs)
     manifest = load_manifest(args.manifest)
