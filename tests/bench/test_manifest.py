@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentty_rag.bench.manifest import ManifestError, load_manifest
-from tests.conftest import write
+from tests.conftest import REPO, write
 
 GOOD = """[suite]
 level = "passage"
@@ -103,3 +103,27 @@ def test_a_manifest_without_workspaces_or_unreadable_says_so(tmp_path: Path) -> 
         load_manifest(manifest)
     with pytest.raises(ManifestError, match=r"missing\.toml: cannot read"):
         load_manifest(tmp_path / "missing.toml")
+
+
+def test_the_readme_example_manifest_reads(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```toml\n(.*?)```", readme, re.S)
+    assert example is not None
+    write(
+        tmp_path,
+        {
+            "services/billing/a.py": "",
+            "handbook/manual/a.md": "",
+            "bench/queries/billing.jsonl": "",
+            "bench/queries/handbook.jsonl": "",
+        },
+    )
+    (tmp_path / "bench" / "suite.toml").write_text(example.group(1))
+    billing, handbook = load_manifest(tmp_path / "bench" / "suite.toml").workspaces
+    assert (billing.name, billing.corpus, billing.level) == ("billing", "code", "file")
+    assert (handbook.name, handbook.corpus, handbook.level, handbook.env["AGENTTY_DOCS_DIR"]) == (
+        "handbook",
+        "docs",
+        "passage",
+        "manual",
+    )
