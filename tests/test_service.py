@@ -152,6 +152,22 @@ def test_code_search_finds_the_definition_with_language_and_scope(tmp_path: Path
     assert [r["path"] for r in scoped.structured["results"]] == ["web/tokens.ts"]
 
 
+def test_a_cplusplus_header_is_searched_and_reported_as_cpp(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "include/ring_buffer.h": "#include <stddef.h>\n/* A ring buffer. */\nstruct ring_buffer {\n  size_t head;\n};\n",
+            "include/pool.h": "#include <vector>\nnamespace shipyard {\n// A ring buffer pool.\n"
+            "template <typename T> class RingBufferPool {\n public:\n  void submit(T task);\n};\n}\n",
+        },
+    )
+    workspace = _ws(tmp_path)
+    cpp_only = workspace.search_code("ring buffer", language="c++")
+    assert [(r["path"], r["language"]) for r in cpp_only.structured["results"]] == [("include/pool.h", "cpp")]
+    c_only = workspace.search_code("ring buffer", language="c")
+    assert [(r["path"], r["language"]) for r in c_only.structured["results"]] == [("include/ring_buffer.h", "c")]
+
+
 def test_output_respects_the_aggregate_budget(tmp_path: Path) -> None:
     write(tmp_path, {f"docs/p{i}.md": f"# Page {i}\n\n" + "deploy rollback canary " * 200 for i in range(20)})
     outcome = _ws(tmp_path, AGENTTY_RAG_OUTPUT_BYTES="4096").search_docs("deploy rollback", k=20)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentty_rag.bench.cli import RUNGS
 from agentty_rag.bench.corpus import documented_functions, first_sentence
+from agentty_rag.bench.ladder import RUNGS
 from tests.conftest import FIXTURES, fixture_env, run_module, write
 
 
@@ -146,6 +146,9 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert _bench(tmp_path, "docs", "--docstring-queries").returncode == 2
     assert _bench(tmp_path, "code", "--rungs", "bm25,nonsense").returncode == 2
     assert _bench(tmp_path / "missing", "code").returncode == 2
+    # --root also follows the command, and wins there
+    after = _bench(tmp_path, "code", "--root", str(tmp_path / "elsewhere"))
+    assert after.returncode == 2 and f"--root {tmp_path / 'elsewhere'} is not a folder" in after.stderr
 
 
 def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
