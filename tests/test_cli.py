@@ -179,14 +179,16 @@ def test_index_dry_run_lists_what_would_be_indexed_and_writes_nothing(tmp_path: 
             "server/api.py": "def handler():\n    return 1\n" * 40,
             "server/db.py": "x = 1\n",
             "web/app.ts": "export const a = 1;\n",
+            "native/shape.h": "namespace geo {\nclass Shape {\n public:\n  virtual ~Shape();\n};\n}\n",
             "README.md": "# Project\n",
         },
     )
     preview = _run(tmp_path, "index", "all", "--dry-run")
     assert preview.returncode == 0, preview.stderr
-    assert "code: 3 files" in preview.stdout and "would be indexed" in preview.stdout
-    assert "  by folder: server/ 2, web/ 1" in preview.stdout
-    assert "  by language: python 2, typescript 1" in preview.stdout
+    assert "code: 4 files" in preview.stdout and "would be indexed" in preview.stdout
+    assert "  by folder: server/ 2, native/ 1, web/ 1" in preview.stdout
+    # a .h file counts as the language its text is written in, as the build reads it
+    assert "  by language: python 2, cpp 1, typescript 1" in preview.stdout
     assert "  largest: server/api.py (" in preview.stdout
     assert preview.stdout.rstrip().endswith("(dry run: nothing indexed)")
     assert not (tmp_path / ".agentty").exists()

@@ -11,9 +11,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentty_rag.chunking.languages import language_for
+from agentty_rag.chunking.languages import language_for, language_of, named_by_text
 from agentty_rag.discovery import Located
 from agentty_rag.service import Workspace
+from agentty_rag.sources.text import decode
 
 SOURCE_NAMES = {"docs": "docs folder", "skill": "skills", "memory": "memory", "code": "code"}
 # Skip reasons a setting can lift, and the variable that does.
@@ -223,6 +224,19 @@ def _ranked(counts: Counter[str], shown: int = 8) -> str:
     return text + (f", … ({len(items) - shown} more)" if len(items) > shown else "")
 
 
+def _language(root: Path, rel: str) -> str:
+    """The language a build gives the file; only a file whose name leaves it open (``.h``) is read."""
+    spec = language_for(rel)
+    if spec is not None and named_by_text(rel):
+        try:
+            text = decode((root / rel).read_bytes()).text
+        except OSError:
+            text = None
+        if text is not None:
+            spec = language_of(rel, text)
+    return spec.name if spec is not None else "text"
+
+
 def preview(workspace: Workspace, names: tuple[str, ...]) -> str:
     """What ``index`` would read, from a scan alone: counts by folder and language, the largest files."""
     lines = []
@@ -237,7 +251,7 @@ def preview(workspace: Workspace, names: tuple[str, ...]) -> str:
         folders = Counter(rel.split("/", 1)[0] + "/" if "/" in rel else "(top level)" for _, rel, _ in paths)
         lines.append(f"  by folder: {_ranked(folders)}")
         if name == "code":
-            languages = Counter(spec.name if (spec := language_for(rel)) else "text" for _, rel, _ in paths)
+            languages = Counter(_language(workspace.root, rel) for _, rel, _ in paths)
             lines.append(f"  by language: {_ranked(languages)}")
         else:
             lines.append(f"  by source: {_ranked(Counter(SOURCE_NAMES.get(s, s) for s, _, _ in paths))}")

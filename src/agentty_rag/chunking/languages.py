@@ -438,11 +438,16 @@ def language_for(filename: str) -> LanguageSpec | None:
     return _BY_EXTENSION.get(base[dot:].lower()) if dot > 0 else None
 
 
+def named_by_text(filename: str) -> bool:
+    """Whether a file's language is decided by its text, not its name alone (``.h``: C, C++ or Objective-C)."""
+    return filename.lower().endswith(".h")
+
+
 def language_of(filename: str, text: str) -> LanguageSpec | None:
     """The language of a file by its name, and by its text where the name is ambiguous (``.h``: C, C++ or
     Objective-C); None when the chunker cannot index it."""
     spec = language_for(filename)
-    if spec is not None and filename.lower().endswith(".h"):
+    if spec is not None and named_by_text(filename):
         return _BY_NAME[header_language(text)]
     return spec
 
@@ -470,6 +475,7 @@ __all__ = [
     "language_for",
     "language_names",
     "language_of",
+    "named_by_text",
     "resolve_language",
     "spec_named",
 ]
