@@ -13,7 +13,7 @@ def test_defaults_when_nothing_is_set() -> None:
     assert settings.warnings == ()
     assert settings.output_bytes == 12288
     assert settings.code_max_files == 4000
-    assert settings.code_max_bytes == 256 * 1024
+    assert settings.code_max_bytes == 512 * 1024
     assert settings.docs_dir is None and settings.skills_enabled and settings.memory_enabled
 
 

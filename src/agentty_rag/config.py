@@ -112,7 +112,7 @@ VARIABLES: tuple[Variable, ...] = (
         "AGENTTY_RAG_CODE_MAX_BYTES",
         "code_max_bytes",
         "int",
-        256 * KIB,
+        512 * KIB,
         "Largest source file indexed; larger files are reported as skipped.",
         1 * KIB,
         64 * MIB,
@@ -199,6 +199,14 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     # Ranking stages
     Variable("AGENTTY_RAG_RERANK", "rerank", "bool", True, "Feature reranker after fusion."),
+    Variable(
+        "AGENTTY_RAG_FILES",
+        "file_ranking",
+        "bool",
+        True,
+        "Code: files scored as a whole (BM25 of the file, its best chunks, names), the file order merged with "
+        "the passage order (needs the reranker).",
+    ),
     Variable(
         "AGENTTY_RAG_MMR",
         "mmr",
@@ -348,7 +356,7 @@ class Settings:
     code_chunk_chars: int = 2400
     code_enabled: bool = True
     code_max_files: int = 4000
-    code_max_bytes: int = 256 * KIB
+    code_max_bytes: int = 512 * KIB
     code_secrets: bool = False
     rebuild_fraction: float = 0.2
     lock_timeout_ms: int = 30_000
@@ -362,6 +370,7 @@ class Settings:
     bm25_weight: float = 1.0
     dense_weight: float = 1.0
     rerank: bool = True
+    file_ranking: bool = True
     mmr: bool = False
     mmr_lambda: float = 0.7
     stitch: bool = True

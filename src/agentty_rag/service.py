@@ -23,7 +23,7 @@ from agentty_rag.dense_leg import DenseLeg
 from agentty_rag.errors import BadRequest, IndexBusy, IndexCorrupt
 from agentty_rag.index.dense import EmbeddingError
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
-from agentty_rag.index.fields import CODE_FIELDS, DOCS_FIELDS
+from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.render import render_structured, render_text
 from agentty_rag.retrieve.features import QueryProfile
@@ -172,11 +172,11 @@ class Workspace:
                 if s.memory_enabled:
                     sources.append(MemorySource(self.memory_dir(), self.root, s.docs_max_bytes))
                     roots["memory"] = str(self.memory_dir())
-                fields = DOCS_FIELDS
+                fields, scoring = DOCS_FIELDS, DOCS_SCORING
             elif name == "code":
                 if s.code_enabled:
                     sources.append(CodeSource(self.root, s.code_max_files, s.code_max_bytes, s.code_secrets))
-                fields = CODE_FIELDS
+                fields, scoring = CODE_FIELDS, CODE_SCORING
             else:
                 raise ValueError(f"unknown index {name!r}; use docs or code")
             config = IndexConfig(
@@ -188,6 +188,7 @@ class Workspace:
                 roots,
                 s.rebuild_fraction,
                 s.lock_timeout_ms / 1000,
+                scoring=scoring,
             )
             index = CorpusIndex(config)
             self._indexes[name] = index
@@ -445,6 +446,7 @@ class Workspace:
         s = self.settings
         return Options(
             rerank=s.rerank,
+            file_ranking=s.file_ranking,
             mmr=s.mmr,
             mmr_lambda=s.mmr_lambda,
             stitch=s.stitch,

@@ -62,6 +62,15 @@ class Chunk:
         return xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass"))
 
     @property
+    def own_name(self) -> str:
+        """The name a passage is about: the last part of a symbol path, the deepest heading, a skill or fact id."""
+        if self.source == "code":
+            return self.symbol.rsplit(".", 1)[-1]
+        if self.source in ("skill", "memory"):
+            return self.ref
+        return self.context.rsplit(" > ", 1)[-1] if self.context else ""
+
+    @property
     def provenance(self) -> str:
         """``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID`` or ``code:src/x.py:80-126``."""
         if self.source in ("skill", "memory"):

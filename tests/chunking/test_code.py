@@ -36,7 +36,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [
             (1, 1, "block", ""),
             (3, 8, "function", "withRetry"),
-            (10, 13, "method", "EventBus.constructor"),
+            (10, 10, "class", "EventBus"),
+            (11, 13, "method", "EventBus.constructor"),
             (15, 19, "method", "EventBus.emit"),
             (21, 24, "function", "debounce"),
         ],
@@ -52,7 +53,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [
             (1, 4, "interface", "Deployment"),
             (6, 6, "type", "Status"),
-            (8, 13, "method", "ApiClient.constructor"),
+            (8, 9, "class", "ApiClient"),
+            (11, 13, "method", "ApiClient.constructor"),
             (15, 20, "method", "ApiClient.getDeployment"),
             (22, 22, "enum", "Color"),
             (24, 24, "function", "formatStatus"),
@@ -70,7 +72,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [(1, 8, "struct", "Version"), (10, 20, "impl", "Version"), (22, 26, "module", "tests")],
         [
             (1, 8, "struct", "Version"),
-            (10, 13, "method", "Version.parse"),
+            (10, 10, "impl", "Version"),
+            (11, 13, "method", "Version.parse"),
             (14, 15, "method", "Version.parse"),
             (17, 20, "method", "Version.bump"),
             (22, 26, "module", "tests"),
@@ -96,7 +99,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
     "sample.cpp": (
         [(1, 24, "namespace", "shipyard")],
         [
-            (1, 12, "class", "shipyard.Pool"),
+            (1, 3, "namespace", "shipyard"),
+            (5, 12, "class", "shipyard.Pool"),
             (14, 17, "method", "shipyard.Pool.submit"),
             (19, 24, "function", "shipyard.clampTo"),
         ],
@@ -104,7 +108,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
     "sample.cs": (
         [(1, 23, "namespace", "Shipyard.Billing")],
         [
-            (1, 8, "class", "Shipyard.Billing.Money"),
+            (1, 4, "namespace", "Shipyard.Billing"),
+            (5, 8, "class", "Shipyard.Billing.Money"),
             (10, 13, "method", "Shipyard.Billing.Money.Money"),
             (15, 18, "method", "Shipyard.Billing.Money.Allocate"),
             (19, 23, "method", "Shipyard.Billing.Money.Allocate"),
@@ -113,7 +118,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
     "sample.rb": (
         [(1, 19, "module", "Notifier")],
         [
-            (1, 5, "class", "Notifier.TemplateSet"),
+            (1, 4, "module", "Notifier"),
+            (5, 5, "class", "Notifier.TemplateSet"),
             (6, 8, "method", "Notifier.TemplateSet.initialize"),
             (10, 13, "method", "Notifier.TemplateSet.interpolate"),
             (15, 19, "method", "Notifier.TemplateSet.load"),
@@ -217,7 +223,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
     "sample.ml": (
         [(1, 13, "module", "Ring"), (15, 15, "type", "color"), (17, 19, "function", "describe")],
         [
-            (1, 5, "type", "Ring.t"),
+            (1, 4, "module", "Ring"),
+            (5, 5, "type", "Ring.t"),
             (7, 10, "function", "Ring.write"),
             (12, 13, "function", "Ring.capacity"),
             (15, 15, "type", "color"),
@@ -241,7 +248,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
     "sample.jl": (
         [(1, 27, "module", "Shapes")],
         [
-            (1, 5, "type", "Shapes.Shape"),
+            (1, 3, "module", "Shapes"),
+            (5, 5, "type", "Shapes.Shape"),
             (7, 14, "struct", "Shapes.Circle"),
             (16, 19, "function", "Shapes.area"),
             (21, 21, "function", "Shapes.perimeter"),
@@ -257,7 +265,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [
             (1, 9, "function", "new"),
             (11, 15, "function", "push_item"),
-            (17, 19, "function", "Shipyard.Stack.new"),
+            (17, 17, "module", "Shipyard.Stack"),
+            (18, 19, "function", "Shipyard.Stack.new"),
             (21, 24, "function", "Shipyard.Stack.peek"),
             (26, 32, "function", "Shipyard.Stack.push_item"),
         ],
@@ -283,7 +292,8 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [(1, 7, "class", "TaskQueue"), (9, 21, "impl", "TaskQueue"), (23, 25, "function", "clamp")],
         [
             (1, 7, "class", "TaskQueue"),
-            (9, 14, "method", "TaskQueue.addTask"),
+            (9, 9, "impl", "TaskQueue"),
+            (11, 14, "method", "TaskQueue.addTask"),
             (16, 21, "method", "TaskQueue.sharedQueue"),
             (23, 25, "function", "clamp"),
         ],
@@ -412,7 +422,7 @@ def test_elixir_definitions_are_named_by_their_head() -> None:
 def test_elixir_code_a_macro_quotes_is_not_a_definition_of_its_module() -> None:
     text = "defmodule A do\n  defmacro __using__(_) do\n    quote do\n      def routes, do: []\n    end\n  end\nend\n"
     symbols = {symbol for _, _, _, symbol in _symbols("a.ex", text, 20)}
-    assert symbols == {"A.__using__"}
+    assert symbols == {"A", "A.__using__"}
 
 
 def test_elixir_definition_keywords_match_the_kinds_the_rules_know() -> None:
@@ -444,3 +454,29 @@ def test_a_macro_before_a_cplusplus_namespace_does_not_make_it_a_function() -> N
 def test_an_ocaml_filter_admits_interfaces() -> None:
     assert resolve_language("ml") == ("ocaml", "ocaml_interface")
     assert language_for("ring.mli") == spec_named("ocaml_interface")
+
+
+def test_a_split_class_keeps_its_own_header_chunk() -> None:
+    # A short header (the class line and two statements) must not join the first member: a search for the
+    # class must find the class, not its first method.
+    text = (
+        "class Engine < Railtie\n"
+        "  autoload :Configuration\n"
+        "  autoload :Routes\n"
+        "\n"
+        "  class << self\n"
+        "    def find_root(from)\n"
+        "      root = from\n"
+        "      root\n"
+        "    end\n"
+        "  end\n"
+        "\n"
+        "  def initialize\n"
+        "    @paths = nil\n"
+        "    super\n"
+        "  end\n"
+        "end\n"
+    )
+    chunks = _symbols("engine.rb", text, 80)
+    assert chunks[0] == (1, 3, "class", "Engine")
+    assert all(symbol != "Engine" for _, _, _, symbol in chunks[1:])

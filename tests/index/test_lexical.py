@@ -70,3 +70,61 @@ def test_segment_build_groups_postings_by_term_sorted_by_slot() -> None:
     assert segment.indptr.tolist() == [0, 1, 2, 4]
     assert segment.postings(2)[0].tolist() == [1, 5]
     assert segment.postings(7)[0].tolist() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), docs_strategy), min_size=1, max_size=12),
+    st.lists(st.integers(0, 15), min_size=1, max_size=4),
+    st.dictionaries(st.integers(0, 15), st.floats(0.1, 3.0), max_size=4),
+)
+def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, term_weights) -> None:
+    """Scoring groups of chunks (the files they come from) equals scoring each group merged into one document."""
+    index = LexicalIndex(FIELDS)
+    merged: dict[int, list[int]] = {}
+    for slot, (group, doc) in enumerate(chunks):
+        index.add(slot, _terms(doc))
+        merged.setdefault(group, []).append(slot)
+    group_of_slot = np.array([group for group, _ in chunks], np.int32)
+    groups = sorted(merged)
+    # The reference: one document per group, its field terms the sums of its chunks'.
+    reference = LexicalIndex(FIELDS)
+    for position, group in enumerate(groups):
+        fields: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for name in FIELDS:
+            counts: dict[int, int] = {}
+            for slot in merged[group]:
+                ids, tfs = _terms(chunks[slot][1])[name]
+                for term, tf in zip(ids.tolist(), tfs.tolist(), strict=True):
+                    counts[term] = counts.get(term, 0) + tf
+            keys = sorted(counts)
+            fields[name] = (np.asarray(keys, np.int32), np.asarray([counts[t] for t in keys], np.int32))
+        reference.add(position, fields)
+    weights = {"body": 1.0, "title": 0.5}
+    q = {"body": query, "title": query}
+    by_group = index.score_groups(q, weights, group_of_slot, 5, term_weights)
+    expected = reference.score(q, weights, term_weights)
+    for position, group in enumerate(groups):
+        assert abs(by_group[group] - expected[position]) < 1e-9
+    assert not by_group[[g for g in range(5) if g not in merged]].any()
+
+
+def test_a_file_wide_field_counts_once_per_group() -> None:
+    index = LexicalIndex(("body", "path"))
+    one = {
+        "body": (np.array([1], np.int32), np.array([1], np.int32)),
+        "path": (np.array([7], np.int32), np.array([1], np.int32)),
+    }
+    other = {
+        "body": (np.array([2], np.int32), np.array([1], np.int32)),
+        "path": (np.array([8], np.int32), np.array([1], np.int32)),
+    }
+    for slot in range(3):  # a file of three chunks, all with path term 7
+        index.add(slot, one)
+    index.add(3, other)  # a file of one chunk, path term 8
+    group_of_slot = np.array([0, 0, 0, 1], np.int32)
+    weights = {"path": 1.0}
+    wide = index.score_groups({"path": [7]}, weights, group_of_slot, 2, whole_fields=frozenset({"path"}))
+    single = index.score_groups({"path": [8]}, weights, group_of_slot, 2, whole_fields=frozenset({"path"}))
+    # Both files hold their path term once: the same score, however many chunks repeat it.
+    assert wide[0] > 0 and abs(wide[0] - single[1]) < 1e-12

@@ -28,16 +28,25 @@ Progress = Callable[[str], None]
 # The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
 # then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults);
 # ``+budget`` measures the passages that survive the output path (the relevance floor may drop some).
-_ALL_OFF = {"AGENTTY_RAG_DENSE": "0", "AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
+_ALL_OFF = {
+    "AGENTTY_RAG_DENSE": "0",
+    "AGENTTY_RAG_RERANK": "0",
+    "AGENTTY_RAG_FILES": "0",
+    "AGENTTY_RAG_MMR": "0",
+    "AGENTTY_RAG_STITCH": "0",
+}
 _DENSE = {**_ALL_OFF, "AGENTTY_RAG_DENSE": "1"}
+_RERANK = {**_DENSE, "AGENTTY_RAG_RERANK": "1"}
+_FILES = {**_RERANK, "AGENTTY_RAG_FILES": "1"}  # the file order: code only (for docs it equals +rerank)
 RUNGS: dict[str, dict[str, str]] = {
     "baseline": {},
     "bm25": _ALL_OFF,
     "+dense": _DENSE,
-    "+rerank": {**_DENSE, "AGENTTY_RAG_RERANK": "1"},
-    "+stitch": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
-    "+budget": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
-    "+mmr": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
+    "+rerank": _RERANK,
+    "+files": _FILES,
+    "+stitch": {**_FILES, "AGENTTY_RAG_STITCH": "1"},
+    "+budget": {**_FILES, "AGENTTY_RAG_STITCH": "1"},
+    "+mmr": {**_FILES, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
 }
 # Rungs whose hits are what the output path shows, not the ranking alone.
 OUTPUT_RUNGS = {"+budget", "+mmr", "current"}

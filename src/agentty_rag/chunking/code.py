@@ -369,8 +369,18 @@ class _Emitter:
             self.emit(a, b, kind, symbol, context)
 
     def region(
-        self, definitions: list[Definition], start: int, end: int, symbol: str, context: str, gap_kind: str
+        self,
+        definitions: list[Definition],
+        start: int,
+        end: int,
+        symbol: str,
+        context: str,
+        gap_kind: str,
+        header: int | None = None,
     ) -> None:
+        """Chunks of ``definitions`` and of the lines between them. ``header`` is the row of the enclosing
+        definition's own signature: the lines around it are that definition's header and never join a member
+        (so ``class Engine < Railtie`` is found as the class, not as its first method)."""
         cursor = start
         for definition in definitions:
             first = max(definition.start, cursor)
@@ -380,7 +390,8 @@ class _Emitter:
             own_start = first
             if gap:
                 fits = self.size(gap[0], definition.end) <= self.limit or self.size(first, definition.end) > self.limit
-                if len(gap) <= _SMALL_GAP_LINES and fits:
+                holds_header = header is not None and gap[0] <= header <= gap[-1]
+                if len(gap) <= _SMALL_GAP_LINES and fits and not holds_header:
                     own_start = gap[0]
                 else:
                     self.block(gap[0], first - 1, gap_kind, symbol, context)
@@ -397,7 +408,7 @@ class _Emitter:
         if self.size(start, definition.end) <= self.limit:
             self.emit(start, definition.end, definition.kind, symbol, outer_context)
         elif definition.children:
-            self.region(definition.children, start, definition.end, symbol, signature, definition.kind)
+            self.region(definition.children, start, definition.end, symbol, signature, definition.kind, definition.head)
         else:
             for a, b in self.windows(start, definition.end):
                 self.emit(a, b, definition.kind, symbol, signature if a > definition.head else outer_context)

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +32,7 @@ from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
-from agentty_rag.index.fields import FieldSpec, field_terms
+from agentty_rag.index.fields import DOCS_SCORING, FIELDS_VERSION, FILE_WIDE_FIELDS, FieldSpec, Scoring, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.store import (
@@ -57,6 +57,7 @@ MANIFEST_FORMAT = "agentty-rag-manifest"
 _COMPACT_DELTA_SHARE = 0.10
 _COMPACT_MIN_DELTA = 20_000  # postings
 
+
 # (done, total, phase): phase is "scanning", "parsing", "writing" or "embedding".
 Progress = Callable[[int, int, str], None]
 
@@ -76,6 +77,7 @@ class IndexConfig:
         lock_timeout_s: how long to wait for another process's update.
         persist: False keeps the index in memory only (nothing under ``.agentty/``): for sources that must
             never be written to disk, such as other MCP servers' resources.
+        scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
     """
 
     name: str
@@ -87,6 +89,7 @@ class IndexConfig:
     rebuild_fraction: float = 0.2
     lock_timeout_s: float = 30.0
     persist: bool = True
+    scoring: Scoring = DOCS_SCORING
 
     @property
     def db_path(self) -> Path:
@@ -107,6 +110,7 @@ class IndexConfig:
             "tokenizer_version": TOKENIZER_VERSION,
             "chunking": self.chunking.fingerprint(),
             "fields": [f.name for f in self.fields],
+            "fields_version": FIELDS_VERSION,
         }
 
 
@@ -159,6 +163,23 @@ class _Prepared:
     skip: str = ""
 
 
+@dataclass(frozen=True)
+class FileGroups:
+    """The files of an index: ``refs`` in path order, and each slot's position in it (-1: no chunk there)."""
+
+    of_slot: npt.NDArray[np.int32]
+    refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LexicalScores:
+    """One query's BM25 evidence: a score per chunk slot and a score per file (the files of ``groups``)."""
+
+    chunks: npt.NDArray[np.float64]
+    files: npt.NDArray[np.float64]
+    groups: FileGroups
+
+
 class CorpusIndex:
     """A persisted index with freshness checks. Thread-safe: one refresh or search at a time per process."""
 
@@ -174,6 +195,7 @@ class CorpusIndex:
         self._files: dict[str, FileRow] = {}
         self._last_scan: _Scan | None = None
         self._attributes: dict[int, tuple[str, str, str]] | None = None
+        self._groups: FileGroups | None = None
         self._masks: dict[str, npt.NDArray[np.bool_]] = {}
         self.warnings: list[str] = []
         self.last_refresh = RefreshReport()
@@ -237,16 +259,25 @@ class CorpusIndex:
         """Load the in-memory index from the database (after open, or another process's commit)."""
         store = self._open_store()
         meta = store.meta()
+        self._lexical = LexicalIndex(self.field_names)
+        self._generation = int(meta.get("generation", "0"))
+        if meta.get("profile", dumps(self.config.profile())) != dumps(self.config.profile()):
+            # Built with other fields, chunking or tokenizer: unreadable as this configuration, and about to
+            # be rebuilt (``needs_rebuild`` says why) — load nothing.
+            self._files = {}
+            self._attributes = None
+            self._groups = None
+            self._masks = {}
+            return
         segments, lengths = store.segments(self.field_names)
         live = store.live_slots()
-        self._lexical = LexicalIndex(self.field_names)
         self._lexical.load_base(segments, lengths, live)
         base_slots = int(meta.get("base_slots", "0"))
         for slot, terms in store.delta_terms(self.field_names, base_slots):
             self._lexical.add(slot, terms)
         self._files = store.files()
-        self._generation = int(meta.get("generation", "0"))
         self._attributes = None
+        self._groups = None
         self._masks = {}
         if self.embedding_profile is not None:
             self._load_vectors()
@@ -580,6 +611,7 @@ class CorpusIndex:
         self._files = dict(files)
         self._generation = store.generation()
         self._attributes = None
+        self._groups = None
         self._masks = {}
         if self.embedding_profile is not None:
             self._load_vectors(new_slots)
@@ -759,29 +791,78 @@ class CorpusIndex:
             out[slot] = frozenset(int(t) for ids, _ in fields.values() for t in ids.tolist())
         return out
 
-    def lexical_search(
-        self,
-        query: str,
-        pool: int,
-        allowed: npt.NDArray[np.bool_] | None = None,
-        weights: dict[str, float] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The best ``pool`` slots by BM25 (more when scores tie at the cut), best first."""
+    def lexical_scores(
+        self, terms: Mapping[str, float], allowed: npt.NDArray[np.bool_] | None = None, files: bool = False
+    ) -> LexicalScores:
+        """BM25 of every chunk — and with ``files``, of every file — for weighted query terms (term -> weight).
+
+        Chunks outside ``allowed`` (and files with no allowed chunk) score 0.
+        """
+        scoring = self.config.scoring
         with self.lock:
-            store = self._open_store()
-            terms = self.query_terms(query)
-            ids = store.lookup_terms({t for ts in terms.values() for t in ts})
-            query_ids = {name: [ids[t] for t in ts if t in ids] for name, ts in terms.items()}
-            scores = self._lexical.score(query_ids, weights or self.weights)
-            if allowed is not None:
-                scores[: len(allowed)] *= allowed[: len(scores)]
-                scores[len(allowed) :] = 0
-        positive = np.flatnonzero(scores > 0)
-        if len(positive) > pool:
-            threshold = np.partition(scores[positive], len(positive) - pool)[len(positive) - pool]
-            positive = positive[scores[positive] >= threshold]
-        order = positive[np.argsort(-scores[positive], kind="stable")]
-        return [(int(s), float(scores[s])) for s in order]
+            ids = self._open_store().lookup_terms(terms)
+            known = [ids[t] for t in terms if t in ids]
+            query_ids = dict.fromkeys(self.field_names, known)
+            term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
+            chunk_scores = self._lexical.score(query_ids, self.weights, term_weights, scoring.k1, scoring.b)
+            groups = self.file_groups()
+            file_scores = np.zeros(len(groups.refs), np.float64)
+            if files:
+                file_scores = self._lexical.score_groups(
+                    query_ids,
+                    {**self.weights, **scoring.file_weights},
+                    groups.of_slot,
+                    len(groups.refs),
+                    term_weights,
+                    FILE_WIDE_FIELDS,
+                    scoring.file_k1,
+                    scoring.file_b,
+                )
+        if allowed is not None:
+            chunk_scores[: len(allowed)] *= allowed[: len(chunk_scores)]
+            chunk_scores[len(allowed) :] = 0
+            admitted = np.zeros(len(groups.refs), bool)
+            in_mask = groups.of_slot[np.flatnonzero(allowed[: len(groups.of_slot)])]
+            admitted[in_mask[in_mask >= 0]] = True
+            file_scores *= admitted
+        return LexicalScores(chunk_scores, file_scores, groups)
+
+    def file_groups(self) -> FileGroups:
+        """Which file each chunk comes from (cached until the index changes)."""
+        with self.lock:
+            if self._groups is not None and len(self._groups.of_slot) == len(self._lexical.alive):
+                return self._groups
+            attributes = self._chunk_attributes()
+            refs = sorted({ref for _, ref, _ in attributes.values()})
+            number = {ref: i for i, ref in enumerate(refs)}
+            of_slot = np.full(len(self._lexical.alive), -1, np.int32)
+            for slot, (_, ref, _) in attributes.items():
+                if slot < len(of_slot):
+                    of_slot[slot] = number[ref]
+            self._groups = FileGroups(of_slot, tuple(refs))
+            return self._groups
+
+    def defined_as(self, terms: Sequence[str]) -> list[int]:
+        """Slots of the definitions named by any of ``terms`` (name-field terms: whole names, lower case)."""
+        if "name" not in self.field_names:
+            return []
+        with self.lock:
+            ids = self._open_store().lookup_terms(terms)
+            found: set[int] = set()
+            for term in terms:
+                if term in ids:
+                    found.update(self._lexical.postings("name", ids[term]).tolist())
+        return sorted(found)
+
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        """Which of ``terms`` the index holds."""
+        with self.lock:
+            return set(self._open_store().lookup_terms(terms))
+
+    def _chunk_attributes(self) -> dict[int, tuple[str, str, str]]:
+        if self._attributes is None:
+            self._attributes = {s: (src, ref, lang) for s, src, ref, lang in self._open_store().chunk_attributes()}
+        return self._attributes
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         with self.lock:
@@ -806,10 +887,8 @@ class CorpusIndex:
             mask = self._masks.get(key)
             if mask is not None and len(mask) == len(self._lexical.alive):
                 return mask
-            if self._attributes is None:
-                self._attributes = {s: (src, ref, lang) for s, src, ref, lang in self._open_store().chunk_attributes()}
             mask = np.zeros(len(self._lexical.alive), bool)
-            for slot, (source, ref, language) in self._attributes.items():
+            for slot, (source, ref, language) in self._chunk_attributes().items():
                 if slot < len(mask) and keep(source, ref, language):
                     mask[slot] = True
             self._masks[key] = mask
@@ -965,4 +1044,4 @@ def _as_corruption(error: Exception) -> IndexCorrupt:
     return IndexCorrupt(str(error))
 
 
-__all__ = ["CorpusIndex", "IndexConfig", "MANIFEST_FORMAT", "RefreshReport"]
+__all__ = ["CorpusIndex", "FileGroups", "IndexConfig", "LexicalScores", "MANIFEST_FORMAT", "RefreshReport"]

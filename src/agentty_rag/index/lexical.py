@@ -11,7 +11,7 @@ Each field (body, title, symbol, path ...) has its own postings and length stati
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,6 +56,10 @@ class Segment:
 
 
 _NO_SLOTS: IntArray = np.zeros(0, np.int32)
+
+
+def _weight_of(term: int, term_weights: Mapping[int, float] | None) -> float:
+    return term_weights.get(term, 1.0) if term_weights else 1.0
 _NO_TFS = np.zeros(0, np.float32)
 
 
@@ -152,12 +156,20 @@ class LexicalIndex:
 
     # -- scoring --------------------------------------------------------------------------------------------
 
-    def score(self, query: Mapping[str, Sequence[int]], weights: Mapping[str, float]) -> FloatArray:
+    def score(
+        self,
+        query: Mapping[str, Sequence[int]],
+        weights: Mapping[str, float],
+        term_weights: Mapping[int, float] | None = None,
+        k1: float = K1,
+        b: float = B,
+    ) -> FloatArray:
         """BM25 of every slot for the query terms of each field, weighted per field and summed.
 
         Args:
             query: field -> distinct term ids of the query (unknown terms already dropped).
             weights: field -> weight; fields missing or weighted 0 are skipped.
+            term_weights: term id -> weight of that query term (default 1 for every term).
 
         Returns:
             A float array over all slots (dead slots score 0).
@@ -166,25 +178,90 @@ class LexicalIndex:
         n_live = self.n_live
         if n_live == 0:
             return scores
+        for _, weight, index, terms in self._fields_to_score(query, weights):
+            avg_len = float(index.lengths[self.alive].sum()) / n_live
+            for term in terms:
+                slots, tfs = self._live_postings(index, term)
+                if len(slots) == 0:
+                    continue
+                term_idf = idf(len(slots), n_live) * _weight_of(term, term_weights)
+                part = tf_saturation(tfs.astype(np.float64), index.lengths[slots], avg_len, k1, b)
+                scores[slots] += weight * term_idf * part
+        return scores
+
+    def score_groups(
+        self,
+        query: Mapping[str, Sequence[int]],
+        weights: Mapping[str, float],
+        group_of_slot: IntArray,
+        n_groups: int,
+        term_weights: Mapping[int, float] | None = None,
+        whole_fields: frozenset[str] = frozenset(),
+        k1: float = K1,
+        b: float = B,
+    ) -> FloatArray:
+        """BM25 of groups of slots — the files chunks come from — each group scored as one document.
+
+        A group's term frequency and length in a field are the sums over its live slots, and the statistics
+        (number of documents, document frequency, average length) count groups. A field in ``whole_fields``
+        holds the same text in every slot of a group (the file path): it counts once per group.
+
+        Args:
+            query, weights, term_weights: as for ``score``.
+            group_of_slot: each slot's group (-1 for none), as long as ``alive``.
+            n_groups: the number of groups.
+            whole_fields: fields whose text is the group's own rather than each slot's.
+
+        Returns:
+            A float array over groups (a group with no live slot scores 0).
+        """
+        scores = np.zeros(n_groups, np.float64)
+        live = np.flatnonzero(self.alive[: len(group_of_slot)] & (group_of_slot[: len(self.alive)] >= 0))
+        if len(live) == 0 or n_groups == 0:
+            return scores
+        live_groups = group_of_slot[live]
+        populated = np.bincount(live_groups, minlength=n_groups) > 0
+        n_docs = int(populated.sum())
+        for name, weight, index, terms in self._fields_to_score(query, weights):
+            whole = name in whole_fields
+            lengths = np.zeros(n_groups, np.float64)
+            if whole:
+                np.maximum.at(lengths, live_groups, index.lengths[live])
+            else:
+                lengths = np.bincount(live_groups, weights=index.lengths[live], minlength=n_groups).astype(np.float64)
+            avg_len = float(lengths[populated].sum()) / n_docs
+            for term in terms:
+                slots, tfs = self._live_postings(index, term)
+                groups = group_of_slot[slots]
+                groups_tf = np.bincount(groups[groups >= 0], weights=tfs[groups >= 0], minlength=n_groups)
+                holders = np.flatnonzero(groups_tf)
+                if len(holders) == 0:
+                    continue
+                tf: FloatArray = np.ones(len(holders)) if whole else groups_tf[holders].astype(np.float64)
+                term_idf = idf(len(holders), n_docs) * _weight_of(term, term_weights)
+                scores[holders] += weight * term_idf * tf_saturation(tf, lengths[holders], avg_len, k1, b)
+        return scores
+
+    def _fields_to_score(
+        self, query: Mapping[str, Sequence[int]], weights: Mapping[str, float]
+    ) -> Iterator[tuple[str, float, FieldIndex, list[int]]]:
+        """(name, weight, postings, distinct terms in order) of each field with a weight and query terms."""
         for name in self.field_names:
             weight = weights.get(name, 0.0)
             terms = query.get(name, ())
-            if weight <= 0 or not terms:
-                continue
-            index = self.fields[name]
-            avg_len = float(index.lengths[self.alive].sum()) / n_live
-            for term in sorted(set(terms)):
-                slots, tfs = index.postings(term)
-                if len(slots) == 0:
-                    continue
-                keep = self.alive[slots]
-                slots, tfs = slots[keep], tfs[keep]
-                if len(slots) == 0:
-                    continue
-                term_idf = idf(len(slots), n_live)
-                part = tf_saturation(tfs.astype(np.float64), index.lengths[slots], avg_len, K1, B)
-                scores[slots] += weight * term_idf * part
-        return scores
+            if weight > 0 and terms:
+                yield name, weight, self.fields[name], sorted(set(terms))
+
+    def _live_postings(self, index: FieldIndex, term: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
+        slots, tfs = index.postings(term)
+        if len(slots) == 0:
+            return slots, tfs
+        keep = self.alive[slots]
+        return slots[keep], tfs[keep]
+
+    def postings(self, name: str, term: int) -> IntArray:
+        """The live slots holding ``term`` in field ``name``."""
+        return self._live_postings(self.fields[name], term)[0]
 
     def document_frequency(self, name: str, term: int) -> int:
         slots, _ = self.fields[name].postings(term)

@@ -59,6 +59,12 @@ class Candidate:
     name_terms: frozenset[str]
     context_terms: frozenset[str]
     term_ids: frozenset[int] = frozenset()  # every term of the passage, for similarity between passages
+    # Code with file ranking: its file's evidence, relative to the best file's (0 to 1) ...
+    file_score: float = 0.0  # BM25 of the file as one document
+    file_sum: float = 0.0  # the sum of the file's best chunk scores
+    # ... and how it answers the names the query asks for (see ``query.definition_match``, ``named_file``).
+    defines_asked: float = 0.0
+    named_file: float = 0.0
 
 
 def looks_like_identifier(word: str) -> bool:
@@ -92,8 +98,14 @@ def query_phrases(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# A long query (an issue, a pasted log) mentions tests in passing; only its opening words say what it is about.
+_TOPIC_WORDS = 16
+
+
 def wants_tests(text: str) -> bool:
-    return _TESTS_WANTED.search(text) is not None
+    """The query asks about tests: a test word among its opening words."""
+    opening = " ".join(text.split()[:_TOPIC_WORDS])
+    return _TESTS_WANTED.search(opening) is not None
 
 
 def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:
@@ -136,11 +148,7 @@ def identifier_match(candidate: Candidate, profile: QueryProfile) -> float:
 
 def own_name(chunk: Chunk) -> str:
     """The name a passage is about: the last part of a symbol path, the deepest heading, a skill or fact id."""
-    if chunk.source == "code":
-        return chunk.symbol.rsplit(".", 1)[-1]
-    if chunk.source in ("skill", "memory"):
-        return chunk.ref
-    return chunk.context.rsplit(" > ", 1)[-1] if chunk.context else ""
+    return chunk.own_name
 
 
 def defines_identifier(candidate: Candidate, profile: QueryProfile) -> float:

@@ -1,4 +1,5 @@
-"""The search path, top to bottom: lexical (+ dense) candidates -> fused -> reranked -> stitched -> top k.
+"""The search path, top to bottom: lexical (+ dense) candidates -> fused -> reranked (passages, and for code
+the files they come from) -> merged -> stitched -> top k.
 
 Ranking only: nothing here formats text or counts output bytes.
 """
@@ -12,24 +13,25 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.tokenize import path_words
-from agentty_rag.retrieve.confidence import retrieval_confidence
-from agentty_rag.retrieve.features import (
-    Candidate,
-    QueryProfile,
-    coverage,
-    own_name,
-    query_identifiers,
-    query_phrases,
+from agentty_rag.retrieve.candidates import (
+    analyse_query,
+    candidates_for,
+    file_evidence,
+    more_candidates,
+    profile_query,
 )
-from agentty_rag.retrieve.features import wants_tests as asks_for_tests
+from agentty_rag.retrieve.confidence import retrieval_confidence
+from agentty_rag.retrieve.features import Candidate, QueryProfile, coverage
+from agentty_rag.retrieve.files import FILE_LEAD, merge_orders, top_indices
 from agentty_rag.retrieve.fusion import leg_weights, rrf
 from agentty_rag.retrieve.mmr import jaccard, mmr_order
-from agentty_rag.retrieve.rerank import Reranked, rerank, rerank_pool
+from agentty_rag.retrieve.rerank import Reranked, rank_files, rerank, rerank_pool
 from agentty_rag.retrieve.stitch import assemble
-from agentty_rag.types import Chunk, Funnel, Hit
+from agentty_rag.types import Funnel, Hit
 
 _SPACES = re.compile(r"\s+")
+# Stitching also merges in neighbours ranked up to this many times k (a method next to the one shown).
+STITCH_REACH = 3
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class Options:
     stitch: bool
     bm25_weight: float
     dense_weight: float
+    file_ranking: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,37 +118,26 @@ def deduplicate(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[str, int]]:
-    """What the reranker knows of the query, and the index's ids of its terms."""
-    terms = tuple(dict.fromkeys(index.tokenize(query)))
-    ids, idf = index.term_statistics(terms)
-    profile = QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
-    return profile, ids
-
-
-def _context_text(chunk: Chunk) -> str:
-    return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
-
-
-def candidates_for(
-    index: CorpusIndex, profile: QueryProfile, term_ids: dict[str, int], hits: list[Hit], slots: list[int]
-) -> list[Candidate]:
-    """What the reranker needs of each hit: which query terms it holds, in its text, name and context."""
-    held = index.chunk_term_ids(slots)
-    wanted = {t: term_ids[t] for t in profile.terms if t in term_ids}
-    out = []
-    for hit, slot in zip(hits, slots, strict=True):
-        chunk_ids = held.get(slot, frozenset())
-        terms = frozenset(t for t, i in wanted.items() if i in chunk_ids)
-        name = frozenset(index.tokenize(own_name(hit.chunk)))
-        context = frozenset(index.tokenize(_context_text(hit.chunk)))
-        out.append(Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids))
-    return out
-
-
 def per_file_cap(k: int) -> int:
     """How many of the k results one file may take before other files get a turn: max(2, ceil(k / 3))."""
     return max(2, -(-k // 3))
+
+
+def standings(merged: list[Reranked], by_file: list[Reranked], by_passage: list[Reranked]) -> list[float]:
+    """A score for each merged hit that falls with its rank: how it stands in the order that placed it (its
+    score relative to that order's best), never above the hit before it."""
+
+    def relative_to_top(order: list[Reranked]) -> dict[str, float]:
+        top = order[0].score if order and order[0].score > 0 else 1.0
+        return {r.candidate.chunk.chunk_id: max(r.score / top, 0.0) for r in order}
+
+    in_file, in_passage = relative_to_top(by_file), relative_to_top(by_passage)
+    out: list[float] = []
+    for r in merged:
+        key = r.candidate.chunk.chunk_id
+        own = max(in_file.get(key, 0.0), in_passage.get(key, 0.0))
+        out.append(min(own, out[-1]) if out else own)
+    return out
 
 
 def search(
@@ -161,7 +153,10 @@ def search(
     With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused.
     """
     allowed = index.allowed(filters.key(), filters.admits) if filters.active else None
-    candidates = index.lexical_search(query, candidate_pool(k), allowed)
+    by_files = options.rerank and options.file_ranking and index.config.scoring.rank_files
+    analysis = analyse_query(index, query, code=index.config.scoring.rank_files)
+    lexical = index.lexical_scores(analysis.weights, allowed, files=by_files)
+    candidates = [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]
     funnel = Funnel().then("lexical", len(candidates))
     dense = []
     if query_vector is not None and options.dense_weight > 0:
@@ -173,23 +168,40 @@ def search(
     else:
         fused = candidates  # one leg: fusion is the identity, and BM25 keeps its own scores
     funnel = funnel.then("fused", len(fused))
-    chunks = index.chunks([slot for slot, _ in fused])
+    extra = more_candidates(index, lexical, analysis, {slot for slot, _ in fused}, allowed) if by_files else []
+    chunks = index.chunks([slot for slot, _ in fused] + extra)
     scored = [(slot, Hit(chunks[slot], score)) for slot, score in fused if slot in chunks]
     # Deterministic order: score first, then the chunk's content-derived id (never insertion order).
     scored.sort(key=lambda pair: (-round(pair[1].score, 9), pair[1].chunk.chunk_id))
     pool = scored[: rerank_pool(k)]
+    # A file's best chunk or a definition that no leg ranked: its lexical score (in hybrid mode, the pool's
+    # lowest fused score: it has no rank of its own in the fused list).
+    lowest = min((h.score for _, h in pool), default=0.0)
+    pool += [(s, Hit(chunks[s], lowest if dense else float(lexical.chunks[s]))) for s in extra if s in chunks]
+    if by_files and extra:
+        funnel = funnel.then("+files/definitions", len(pool))
     explanations: tuple[Reranked, ...] = ()
     profile = None
     candidates_seen: list[Candidate] = []
     if pool:
         profile, term_ids = profile_query(index, query)
         wanted = pool if options.rerank or options.mmr else pool[:1]
-        candidates_seen = candidates_for(index, profile, term_ids, [h for _, h in wanted], [s for s, _ in wanted])
+        evidence = file_evidence(lexical, analysis) if by_files else None
+        candidates_seen = candidates_for(
+            index, profile, term_ids, [h for _, h in wanted], [s for s, _ in wanted], evidence
+        )
     if options.rerank and profile is not None and candidates_seen:
         reranked = rerank(candidates_seen, profile)
+        scores = [r.score for r in reranked]
+        if by_files:
+            by_file = rank_files(reranked, profile)
+            lead = 0 if analysis.long else FILE_LEAD
+            merged = merge_orders(by_file, reranked, lead, key=lambda r: r.candidate.chunk.chunk_id)
+            scores = standings(merged, by_file, reranked)
+            reranked = merged
         explanations = tuple(reranked)
         candidates_seen = [r.candidate for r in reranked]
-        hits = [Hit(r.candidate.chunk, r.score) for r in reranked]
+        hits = [Hit(r.candidate.chunk, score) for r, score in zip(reranked, scores, strict=True)]
         funnel = funnel.then("reranked", len(hits))
     else:
         hits = [hit for _, hit in pool]
@@ -208,7 +220,7 @@ def search(
     if profile is not None and candidates_seen:
         confidence = retrieval_confidence(coverage(candidates_seen[0], profile), [h.score for h in hits])
     unique = deduplicate(hits)
-    top = tuple(assemble(unique, k, options.stitch))
+    top = tuple(assemble(unique, k, options.stitch, STITCH_REACH * k if by_files else 0))
     funnel = funnel.then("dedup/stitch" if options.stitch else "dedup", len(unique))
     weakest = min((h.score for h in hits), default=None)
     mode = "hybrid" if dense else "bm25"
@@ -216,6 +228,7 @@ def search(
 
 
 __all__ = [
+    "STITCH_REACH",
     "Filters",
     "Options",
     "Retrieved",
@@ -224,4 +237,5 @@ __all__ = [
     "per_file_cap",
     "profile_query",
     "search",
+    "standings",
 ]

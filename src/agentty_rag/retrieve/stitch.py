@@ -63,7 +63,7 @@ def _neighbours(a: Chunk, b: Chunk) -> bool:
     return b.start_line <= a.end_line + 1 + _MAX_GAP_LINES and a.start_line <= b.end_line + 1 + _MAX_GAP_LINES
 
 
-def assemble(hits: list[Hit], k: int, stitching: bool = True) -> list[Hit]:
+def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) -> list[Hit]:
     """The final ``k`` passages: stitch neighbours among the hits that made the cut, then refill.
 
     Hits ranked within the first ``k`` are merged with their neighbours; when merging (or collapsing a
@@ -73,13 +73,14 @@ def assemble(hits: list[Hit], k: int, stitching: bool = True) -> list[Hit]:
     """
     out: list[Hit] = []
     shingles: list[frozenset[tuple[str, ...]]] = []
+    horizon = max(k, reach)
     for rank, hit in enumerate(hits):
-        if len(out) >= k and rank >= k:
+        if len(out) >= k and rank >= horizon:
             break
         if stitching:
             near = next((i for i, kept in enumerate(out) if _neighbours(kept.chunk, hit.chunk)), None)
             if near is not None:
-                if rank < k:
+                if rank < horizon:
                     kept = out[near]
                     also = tuple(dict.fromkeys((*kept.also, *hit.also)))
                     out[near] = Hit(merge_chunks(kept.chunk, hit.chunk), max(kept.score, hit.score), also)

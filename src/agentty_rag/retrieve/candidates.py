@@ -1,0 +1,195 @@
+"""What a search knows before ranking: the query's weighted terms and names, the evidence of each file, the
+candidates beyond the legs' own top lists, and what the reranker sees of each candidate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from agentty_rag.index.engine import CorpusIndex, LexicalScores
+from agentty_rag.index.fields import name_term
+from agentty_rag.index.tokenize import STOPWORDS_EN, path_words
+from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
+from agentty_rag.retrieve.features import wants_tests as asks_for_tests
+from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, relative, top_indices
+from agentty_rag.retrieve.query import (
+    LONG_QUERY_TERMS,
+    asked_names,
+    compound_candidates,
+    definition_match,
+    named_file,
+    opening_words,
+    split_qualified,
+    term_weights,
+)
+from agentty_rag.types import Chunk, Hit
+
+# The opening words of a long query count this much more.
+OPENING_BOOST = 1.0
+# An identifier a question spells out in words (``event loop`` -> ``event_loop``), when the index holds it.
+COMPOUND_WEIGHT = 1.0
+# Definitions of the query's names that join the candidates (the best by their lexical score).
+DEFINITION_POOL = 30
+# A definition of a name a question mentions counts this share of one a bare-name query asks for; an
+# ``impl``/extension block of the name this share of its declaration.
+MENTIONED_NAME_SHARE = 0.5
+EXTENSION_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    """What a query says besides its words.
+
+    Args:
+        weights: each distinct term's weight (repeats and the opening of a long query count more; identifiers
+            the query spells out in words are added).
+        names: definition names it asks for or mentions.
+        bare_name: the query is nothing but a name.
+        long: more than ``LONG_QUERY_TERMS`` distinct terms (an issue, a pasted log).
+    """
+
+    weights: dict[str, float]
+    names: tuple[str, ...] = ()
+    bare_name: bool = False
+    long: bool = False
+
+
+def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
+    """The weighted terms of ``query``; for code also the names it asks for and the identifiers it spells out."""
+    terms = index.tokenize(query)
+    long_query = len(set(terms)) > LONG_QUERY_TERMS
+    opening = index.tokenize(opening_words(query)) if long_query else []
+    weights = term_weights(terms, opening, OPENING_BOOST)
+    if not code:
+        return QueryAnalysis(weights, long=long_query)
+    for term in sorted(index.known_terms(compound_candidates(query, STOPWORDS_EN))):
+        weights[term] = weights.get(term, 0.0) + COMPOUND_WEIGHT
+    names, bare = asked_names(query)
+    return QueryAnalysis(weights, names, bare, long_query)
+
+
+def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[str, int]]:
+    """What the reranker knows of the query, and the index's ids of its terms."""
+    terms = tuple(dict.fromkeys(index.tokenize(query)))
+    ids, idf = index.term_statistics(terms)
+    profile = QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
+    return profile, ids
+
+
+@dataclass(frozen=True)
+class FileEvidence:
+    """Each file's evidence, relative to the best file's (0 to 1), and the names the query asks for.
+
+    Args:
+        bm25: the file's BM25 as one document.
+        chunks: the sum of its best chunks' scores.
+        file_of_slot: each chunk slot's file.
+    """
+
+    bm25: npt.NDArray[np.float64]
+    chunks: npt.NDArray[np.float64]
+    file_of_slot: npt.NDArray[np.int32]
+    names: tuple[str, ...]
+    bare_name: bool
+
+
+def file_evidence(lexical: LexicalScores, analysis: QueryAnalysis) -> FileEvidence:
+    groups = lexical.groups
+    sums = chunk_sums(lexical.chunks, groups.of_slot, len(groups.refs), CHUNK_SUM_POOL)
+    return FileEvidence(relative(lexical.files), sums, groups.of_slot, analysis.names, analysis.bare_name)
+
+
+def more_candidates(
+    index: CorpusIndex,
+    lexical: LexicalScores,
+    analysis: QueryAnalysis,
+    have: set[int],
+    allowed: npt.NDArray[np.bool_] | None = None,
+) -> list[int]:
+    """Slots beyond the legs' top lists: the best chunk of each strong file, and definitions of the query's
+    names (a bare name's definition may hold the name once, and lose to files that use it often). Only
+    slots the filters admit (``allowed``)."""
+    best = best_chunk_of(top_indices(lexical.files, FILE_POOL), lexical.chunks, lexical.groups.of_slot)
+    extra = [slot for slot in best.values() if slot not in have]
+    for slot in _definitions(index, analysis.names, lexical.chunks):
+        admitted = allowed is None or (slot < len(allowed) and bool(allowed[slot]))
+        if admitted and slot not in have and slot not in extra:
+            extra.append(slot)
+    return extra
+
+
+def _definitions(index: CorpusIndex, names: tuple[str, ...], chunk_scores: npt.NDArray[np.float64]) -> list[int]:
+    """Slots of the definitions named by ``names`` (case aside), the best ``DEFINITION_POOL`` by lexical score."""
+    terms = list(dict.fromkeys(name_term(split_qualified(n)[-1]) for n in names if split_qualified(n)))
+    if not terms:
+        return []
+    slots = index.defined_as(terms)
+    score = {s: float(chunk_scores[s]) if s < len(chunk_scores) else 0.0 for s in slots}
+    return sorted(slots, key=lambda s: (-score[s], s))[:DEFINITION_POOL]
+
+
+def _context_text(chunk: Chunk) -> str:
+    return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
+
+
+def _definition_of_asked(chunk: Chunk, files: FileEvidence) -> float:
+    match = definition_match(chunk.symbol, files.names)
+    if not match:
+        return 0.0
+    share = 1.0 if files.bare_name else MENTIONED_NAME_SHARE
+    return match * share * (EXTENSION_SHARE if chunk.kind == "impl" else 1.0)
+
+
+def candidates_for(
+    index: CorpusIndex,
+    profile: QueryProfile,
+    term_ids: dict[str, int],
+    hits: list[Hit],
+    slots: list[int],
+    files: FileEvidence | None = None,
+) -> list[Candidate]:
+    """What the reranker needs of each hit: which query terms it holds, in its text, name and context, and
+    (with ``files``) its file's evidence."""
+    held = index.chunk_term_ids(slots)
+    wanted = {t: term_ids[t] for t in profile.terms if t in term_ids}
+    out = []
+    for hit, slot in zip(hits, slots, strict=True):
+        chunk_ids = held.get(slot, frozenset())
+        terms = frozenset(t for t, i in wanted.items() if i in chunk_ids)
+        name = frozenset(index.tokenize(own_name(hit.chunk)))
+        context = frozenset(index.tokenize(_context_text(hit.chunk)))
+        candidate = Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids)
+        if files is not None:
+            group = int(files.file_of_slot[slot]) if slot < len(files.file_of_slot) else -1
+            candidate = Candidate(
+                hit.chunk,
+                hit.score,
+                terms,
+                name,
+                context,
+                chunk_ids,
+                file_score=float(files.bm25[group]) if group >= 0 else 0.0,
+                file_sum=float(files.chunks[group]) if group >= 0 else 0.0,
+                defines_asked=_definition_of_asked(hit.chunk, files),
+                named_file=named_file(hit.chunk.ref, files.names),
+            )
+        out.append(candidate)
+    return out
+
+
+__all__ = [
+    "COMPOUND_WEIGHT",
+    "DEFINITION_POOL",
+    "EXTENSION_SHARE",
+    "MENTIONED_NAME_SHARE",
+    "OPENING_BOOST",
+    "FileEvidence",
+    "QueryAnalysis",
+    "analyse_query",
+    "candidates_for",
+    "file_evidence",
+    "more_candidates",
+    "profile_query",
+]

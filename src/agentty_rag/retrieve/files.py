@@ -1,0 +1,117 @@
+"""Evidence that adds up per file, and a result list that serves both kinds of question.
+
+An agent opens files. A file that holds many passages about a question (the main module of a subsystem)
+is more likely the answer than a small file with one strong passage, so each file is also scored as one
+document (BM25 over the sum of its chunks, see ``LexicalIndex.score_groups``) and by the sum of its best
+chunks' scores. Those scores enter the file order (``rerank.rank_files``), and the best passage of a strong
+file joins the candidates even when no single passage of it ranked high on its own.
+
+Two orders come out of the reranker: the file order (files by their evidence, each led by its best passage)
+and the passage order (passages by their own evidence). A question about a subsystem is answered by the
+first, a description of one function by the second, and the query does not say which it is; so the result
+takes the first ``lead`` hits of the file order and then alternates, a passage, a file, a passage... A long
+query (an issue, a pasted log) starts with the passage order: a big file matches many of its words by
+chance, so its file evidence is weaker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+T = TypeVar("T")
+
+# How many files' best chunks join the candidates, how many best chunks a file's sum counts over.
+FILE_POOL = 40
+CHUNK_SUM_POOL = 100
+# The hits the file order leads with, for a short query.
+FILE_LEAD = 3
+
+
+def top_indices(scores: npt.NDArray[np.float64], count: int) -> list[int]:
+    """Indices of the ``count`` best positive scores (more when scores tie at the cut), best first."""
+    if count <= 0:
+        return []
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) > count:
+        threshold = np.partition(scores[positive], len(positive) - count)[len(positive) - count]
+        positive = positive[scores[positive] >= threshold]
+    order = positive[np.argsort(-scores[positive], kind="stable")]
+    return [int(i) for i in order]
+
+
+def best_chunk_of(
+    files: Sequence[int], chunk_scores: npt.NDArray[np.float64], file_of_slot: npt.NDArray[np.int32]
+) -> dict[int, int]:
+    """The best-scoring chunk slot of each of ``files`` (files with no scoring chunk are left out)."""
+    if not files:
+        return {}
+    size = min(len(chunk_scores), len(file_of_slot))
+    slots = np.flatnonzero(chunk_scores[:size] > 0)
+    wanted = np.isin(file_of_slot[slots], np.asarray(files, np.int32))
+    slots = slots[wanted]
+    best: dict[int, int] = {}
+    # Best first, ties by slot, so the first slot seen for a file is its best.
+    for slot in slots[np.lexsort((slots, -chunk_scores[slots]))].tolist():
+        best.setdefault(int(file_of_slot[slot]), int(slot))
+    return best
+
+
+def chunk_sums(
+    chunk_scores: npt.NDArray[np.float64], file_of_slot: npt.NDArray[np.int32], n_files: int, pool: int
+) -> npt.NDArray[np.float64]:
+    """Each file's sum of scores over the ``pool`` best chunks, relative to the best file's (0 to 1)."""
+    best = top_indices(chunk_scores, pool)
+    if not best or n_files == 0:
+        return np.zeros(n_files, np.float64)
+    files = file_of_slot[best]
+    keep = files >= 0
+    sums = np.bincount(files[keep], weights=chunk_scores[best][keep], minlength=n_files).astype(np.float64)
+    top = float(sums.max())
+    return sums / top if top > 0 else sums
+
+
+def relative(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Scores divided by the best (0 to 1)."""
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / top if top > 0 else scores
+
+
+def merge_orders(by_file: Sequence[T], by_passage: Sequence[T], lead: int, key: Callable[[T], Hashable]) -> list[T]:
+    """The first ``lead`` items of ``by_file``, then one of ``by_passage``, one of ``by_file`` and so on, each
+    item once (``key`` identifies an item). With ``lead`` 0 the passage order starts."""
+    out: list[T] = []
+    taken: set[Hashable] = set()
+    sources: dict[str, Iterator[T]] = {"file": iter(by_file), "passage": iter(by_passage)}
+    total = len({key(item) for item in (*by_file, *by_passage)})
+    step = 0
+    while len(out) < total:
+        turn = "file" if step < lead or (step - lead) % 2 == 1 else "passage"
+        step += 1
+        for item in sources[turn]:
+            if key(item) not in taken:
+                taken.add(key(item))
+                out.append(item)
+                break
+        else:  # this order is used up: the other one finishes
+            other = sources["passage" if turn == "file" else "file"]
+            for item in other:
+                if key(item) not in taken:
+                    taken.add(key(item))
+                    out.append(item)
+    return out
+
+
+__all__ = [
+    "CHUNK_SUM_POOL",
+    "FILE_LEAD",
+    "FILE_POOL",
+    "best_chunk_of",
+    "chunk_sums",
+    "merge_orders",
+    "relative",
+    "top_indices",
+]

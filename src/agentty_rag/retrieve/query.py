@@ -1,0 +1,227 @@
+"""What a query says besides its words: how much each term counts, which names it asks for, which files it
+mentions. Small pure functions over strings.
+
+A short question weighs each of its terms once. A long one — an issue with a traceback, code and prose —
+repeats what it is about: a term's weight grows (with saturation) with how often the query uses it, and the
+opening words, where an issue states its subject, count double.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+# A name a query may ask for: an identifier, possibly qualified (Rails::Engine, fmt.format_to, self->next).
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:::|->|\.|\\|#)[A-Za-z_$][\w$]*)*")
+_QUALIFIER = re.compile(r"::|->|\.|\\|#")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+# A capitalised word (Request, Deferred, Mutex): in a question about code, often the name of a type.
+_TYPE_NAME = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z0-9]*")
+# A path-like mention: at least one folder and a file name with an extension (astropy/io/ascii/rst.py).
+_PATH = re.compile(r"(?<![\w.-])/?((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
+# A dotted module path of three or more parts (astropy.modeling.separable).
+_MODULE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})(?![\w(])")
+
+# How fast a repeated query term stops gaining weight (Okapi's k3; weight = (k3 + 1) qtf / (k3 + qtf)).
+QTF_SATURATION = 1.2
+# A query of more than this many distinct terms is long: an issue, a log, a pasted file.
+LONG_QUERY_TERMS = 30
+# The opening words of a long query, where it says what it is about.
+OPENING_WORDS = 16
+
+
+def term_weights(terms: Sequence[str], opening: Iterable[str] = (), opening_boost: float = 0.0) -> dict[str, float]:
+    """Weight of each distinct query term: saturating in its count, raised for the terms of the opening.
+
+    Args:
+        terms: the query's terms in order, with repeats.
+        opening: the terms of the query's opening words.
+        opening_boost: how much more those count (0: no difference).
+    """
+    counts = Counter(terms)
+    first = set(opening)
+    weights: dict[str, float] = {}
+    for term, count in counts.items():
+        weight = (QTF_SATURATION + 1.0) * count / (QTF_SATURATION + count)
+        weights[term] = weight * (1.0 + opening_boost) if term in first else weight
+    return weights
+
+
+def opening_words(text: str, count: int = OPENING_WORDS) -> str:
+    """The first ``count`` words of a text."""
+    return " ".join(text.split()[:count])
+
+
+def is_code_word(word: str) -> bool:
+    """``get_model``, ``getModel``, ``auth.token_ttl``, ``Rails::Engine``, ``io/ascii``: not a prose word."""
+    if len(word) < 3:
+        return False
+    return "_" in word or _QUALIFIER.search(word) is not None or "/" in word or _CAMEL.search(word) is not None
+
+
+def asked_names(query: str) -> tuple[tuple[str, ...], bool]:
+    """The definition names a query asks for, and whether the query is nothing but a name.
+
+    A query of one identifier (``Command``, ``basic_format_args``, ``Rails::Engine``, ``formatter``) asks
+    for that definition: the name is its last part, and the qualified form is kept too. In a longer query,
+    identifier-shaped words (``getModel``, ``get_model``, qualified names) are names it mentions.
+    """
+    text = query.strip().strip("`'\"").removesuffix("()")
+    if _NAME.fullmatch(text):
+        last = _QUALIFIER.split(text)[-1]
+        names = [last] if last == text else [last, text]
+        return tuple(dict.fromkeys(names)), True
+    found: list[str] = []
+    for match in _NAME.finditer(query):
+        word = match.group(0).rstrip(".")
+        if not (is_code_word(word) or _TYPE_NAME.fullmatch(word)) or "/" in word:
+            continue
+        last = _QUALIFIER.split(word)[-1]
+        for name in (last, word):
+            if len(name) >= 3 and name not in found:
+                found.append(name)
+    return tuple(found), False
+
+
+def compound_candidates(query: str, stopwords: frozenset[str], longest: int = 3) -> list[str]:
+    """Identifiers a question may be spelling out in words: adjacent words joined as one identifier
+    (``event loop`` -> ``eventloop``, ``event_loop``, ``event-loop``), with the last word also singular
+    (``type adapter factories`` -> ``typeadapterfactory``). Only candidates: the caller keeps those the
+    index holds."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    out: list[str] = []
+    for size in range(2, longest + 1):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            if any(w in stopwords or len(w) < 2 for w in run):
+                continue
+            for last in dict.fromkeys((run[-1], *_singular(run[-1]))):
+                parts = [*run[:-1], last]
+                for joiner in ("", "_", "-"):
+                    candidate = joiner.join(parts)
+                    if candidate not in out:
+                        out.append(candidate)
+    return out
+
+
+def _singular(word: str) -> tuple[str, ...]:
+    if word.endswith("ies") and len(word) > 4:
+        return (word[:-3] + "y",)
+    if word.endswith("es") and len(word) > 4:
+        return (word[:-2], word[:-1])
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return (word[:-1],)
+    return ()
+
+
+def mentioned_paths(query: str) -> tuple[str, ...]:
+    """File paths and dotted module paths the query names, as slash-separated paths without extension."""
+    found: list[str] = []
+    for match in _PATH.finditer(query):
+        path = match.group(1).strip("./")
+        stem = path.rsplit(".", 1)[0]
+        if stem.count("/") >= 1 and stem not in found:
+            found.append(stem)
+    for match in _MODULE.finditer(query):
+        path = match.group(1).replace(".", "/")
+        if path not in found:
+            found.append(path)
+    return tuple(found)
+
+
+def path_mention(ref: str, mentions: Sequence[str]) -> float:
+    """1 when the query names this file: a mention whose last two parts or more are the file's last parts
+    (``.../site-packages/astropy/io/ascii/connect`` and ``astropy.io.ascii.connect`` both name
+    ``astropy/io/ascii/connect.py``), else 0. A module path may end in an attribute (``a.b.func``), so the
+    mention without its last part is tried too."""
+    if not mentions:
+        return 0.0
+    name = ref.rsplit("/", 1)[-1]
+    stem = ref[: len(ref) - len(name)] + (name.rsplit(".", 1)[0] if "." in name else name)
+    parts = stem.split("/")
+    for mention in mentions:
+        said = mention.split("/")
+        for candidate in (said, said[:-1]):
+            shared = _shared_tail(parts, candidate)
+            if shared >= 2:
+                return 1.0
+    return 0.0
+
+
+def _shared_tail(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def split_qualified(name: str) -> list[str]:
+    """``Rails::Engine`` -> [Rails, Engine]; ``a.b->c`` -> [a, b, c]."""
+    return [part for part in _QUALIFIER.split(name) if part]
+
+
+def definition_match(symbol: str, names: Sequence[str]) -> float:
+    """How well a definition (its symbol path, ``Rails.Engine``) matches the names a query asks for.
+
+    1 when its own name is one of them with the same case and any qualifier the query gives agrees
+    (``Rails::Engine`` and ``Rails.Engine``); 0.75 with the same case but another qualifier; 0.5 when only
+    the case differs (``session`` for ``Session``); 0 otherwise.
+    """
+    if not symbol or not names:
+        return 0.0
+    own = symbol.rsplit(".", 1)[-1]
+    best = 0.0
+    for name in names:
+        parts = [p for p in _QUALIFIER.split(name) if p]
+        if not parts:
+            continue
+        if parts[-1] == own:
+            qualified = ".".join(parts)
+            agrees = len(parts) == 1 or symbol == qualified or symbol.endswith("." + qualified)
+            best = max(best, 1.0 if agrees else 0.75)
+        elif parts[-1].lower() == own.lower():
+            best = max(best, 0.5)
+    return best
+
+
+def named_file(ref: str, names: Sequence[str]) -> float:
+    """Whether the file is named after a name the query asks for: 1 for the same spelling (``Request.swift``
+    for ``Request``), 0.5 when only case, ``_``/``-`` or a plural ``s`` differ (``sessions.py`` for
+    ``Session``, ``engine.rb`` for ``Rails::Engine``), else 0."""
+    base = ref.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0] if not base.startswith(".") else base
+    if not stem:
+        return 0.0
+    loose = _loose(stem)
+    best = 0.0
+    for name in names:
+        last = _QUALIFIER.split(name)[-1]
+        if last == stem:
+            return 1.0
+        other = _loose(last)
+        if other and (loose == other or loose.rstrip("s") == other or loose == other.rstrip("s")):
+            best = 0.5
+    return best
+
+
+def _loose(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+__all__ = [
+    "LONG_QUERY_TERMS",
+    "OPENING_WORDS",
+    "QTF_SATURATION",
+    "asked_names",
+    "compound_candidates",
+    "definition_match",
+    "named_file",
+    "opening_words",
+    "is_code_word",
+    "mentioned_paths",
+    "path_mention",
+    "split_qualified",
+    "term_weights",
+]

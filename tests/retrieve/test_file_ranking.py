@@ -1,0 +1,202 @@
+"""The file order: files scored as a whole, names the query asks for, and the merge with the passage order.
+
+Unit tests on hand-built candidates for the math; end-to-end tests on real files through the workspace (real
+tree-sitter chunking, the real index) for each behaviour a user sees.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentty_rag.config import load_settings
+from agentty_rag.retrieve.candidates import analyse_query
+from agentty_rag.retrieve.features import Candidate, QueryProfile
+from agentty_rag.retrieve.pipeline import standings
+from agentty_rag.retrieve.rerank import FILE_FEATURES, rank_files, rerank
+from agentty_rag.service import Workspace
+from agentty_rag.types import Chunk
+from tests.conftest import LEXICAL, write
+
+
+def _profile(terms: tuple[str, ...]) -> QueryProfile:
+    return QueryProfile(" ".join(terms), terms, dict.fromkeys(terms, 2.0))
+
+
+def _chunk(ref: str, start: int, symbol: str) -> Chunk:
+    return Chunk("code", ref, start, start + 5, f"def {symbol}(): ...", "python", "function", "", symbol)
+
+
+def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_its_own() -> None:
+    profile = _profile(("event", "loop"))
+    central = [
+        Candidate(_chunk("core.py", 1, "run"), 0.8, frozenset({"loop"}), frozenset(), frozenset(), file_score=1.0),
+        Candidate(_chunk("core.py", 20, "tick"), 0.5, frozenset({"loop"}), frozenset(), frozenset(), file_score=1.0),
+    ]
+    lone = Candidate(_chunk("misc.py", 1, "loop_once"), 1.0, frozenset({"event", "loop"}), frozenset(), frozenset())
+    passages = rerank([*central, lone], profile)
+    assert passages[0].candidate is lone  # the passage order: the strongest passage alone
+    by_file = rank_files(passages, profile)
+    assert by_file[0].candidate is central[0]  # the file order: the central file leads
+    parts = dict(by_file[0].contributions)
+    assert parts["file file_bm25"] == FILE_FEATURES["file_bm25"][0] * (passages[1].score / passages[0].score)
+    # Its second passage gets half of the file's evidence, scaled by its own passage score.
+    second = next(r for r in by_file if r.candidate is central[1])
+    share = passages[2].score / passages[0].score * 0.5
+    assert abs(dict(second.contributions)["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * share) < 1e-12
+
+
+def test_standings_fall_with_the_merged_rank() -> None:
+    profile = _profile(("cache",))
+    a = Candidate(_chunk("a.py", 1, "a"), 1.0, frozenset({"cache"}), frozenset(), frozenset(), file_score=1.0)
+    b = Candidate(_chunk("b.py", 1, "b"), 0.9, frozenset({"cache"}), frozenset(), frozenset())
+    c = Candidate(_chunk("c.py", 1, "c"), 0.2, frozenset(), frozenset(), frozenset())
+    by_passage = rerank([a, b, c], profile)
+    by_file = rank_files(by_passage, profile)
+    merged = [by_passage[2], by_file[0], by_passage[1]]  # an order that puts a weak hit first
+    scores = standings(merged, by_file, by_passage)
+    assert scores == sorted(scores, reverse=True)
+    assert scores[0] < 1.0  # the weak hit stands low, and nothing after it stands higher
+
+
+def _filler(count: int) -> dict[str, str]:
+    """Unrelated files, so that the relevance floor has a weakest candidate to measure against."""
+    return {f"misc/util_{i}.py": f"def helper_{i}(value):\n    return value + {i}\n" for i in range(count)}
+
+
+def _search(root: Path, query: str, k: int = 5, **env: str) -> list[str]:
+    """The files of the ranked hits, in order (the ranking itself: the output budget may show fewer)."""
+    workspace = Workspace(root, load_settings({**LEXICAL, **env}))
+    workspace.index("code").refresh()
+    return list(dict.fromkeys(hit.chunk.ref for hit in workspace.ranked("code", query, k).hits))
+
+
+def test_the_main_module_of_a_subsystem_beats_a_file_with_one_strong_passage(tmp_path: Path) -> None:
+    # The question is about the scheduler as a whole: scheduler.py holds many passages about it, while a
+    # helper holds one passage with the most matching words.
+    scheduler = "\n\n".join(
+        f"def {name}(queue, job):\n    '''{doc}'''\n    return queue.{name}(job)\n"
+        for name, doc in (
+            ("enqueue", "Put a job on the queue for the scheduler."),
+            ("dequeue", "Take the next job the scheduler runs."),
+            ("reschedule", "Move a failed job back on the queue with a delay."),
+            ("cancel", "Remove a queued job before the scheduler starts it."),
+            ("drain", "Run every queued job until the queue is empty."),
+        )
+    )
+    write(
+        tmp_path,
+        {
+            "jobs/scheduler.py": scheduler,
+            "jobs/helpers.py": "def queue_jobs_label(jobs):\n    '''Label the jobs of a queue, for the log: how jobs run.'''\n"
+            "    return [f'queue {job} runs' for job in jobs]\n",
+            **_filler(8),
+        },
+    )
+    query = "how does the scheduler run jobs from the queue"
+    assert _search(tmp_path, query)[0] == "jobs/scheduler.py"
+    # Without the file order, the one strong passage of the helper comes first.
+    assert _search(tmp_path, query, AGENTTY_RAG_FILES="0")[0] == "jobs/helpers.py"
+
+
+def test_a_bare_name_finds_the_file_that_defines_it_before_the_files_that_use_it(tmp_path: Path) -> None:
+    uses = "from .session import Session\n\n" + "\n".join(
+        f"def use_{i}():\n    s = Session()\n    s.close()\n    return Session.default()\n" for i in range(6)
+    )
+    write(
+        tmp_path,
+        {
+            "net/client.py": uses,
+            "net/session.py": "import socket\n\n\nclass Session:\n    '''A connection that is reused.'''\n\n"
+            "    def close(self):\n        self.sock.close()\n",
+            "net/other.py": "def session():\n    return None\n",
+        },
+    )
+    assert _search(tmp_path, "Session")[0] == "net/session.py"
+
+
+def test_a_question_that_spells_out_an_identifier_finds_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            **_filler(8),
+            "core/runner.py": "def event_loop(handlers):\n    while True:\n        step(handlers)\n",
+            "core/notes.py": "def describe():\n    '''An event is queued; the loop picks it up later. Each event in\n"
+            "    turn, the loop wakes a listener for the event.'''\n    return None\n",
+        },
+    )
+    assert _search(tmp_path, "where is the event loop")[0] == "core/runner.py"
+
+
+def test_filters_hold_for_the_file_order_and_the_definitions_it_adds(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            **_filler(8),
+            "go/retry.go": "package retry\n\nfunc Retry(n int) error {\n\treturn nil\n}\n",
+            "py/retry.py": "class Retry:\n    '''Retry a call.'''\n    pass\n",
+        },
+    )
+    assert set(_search(tmp_path, "Retry")[:2]) == {"go/retry.go", "py/retry.py"}
+    outcome = Workspace(tmp_path, load_settings(LEXICAL)).search_code("Retry", k=5, language="go")
+    assert {r["path"] for r in outcome.structured["results"]} == {"go/retry.go"}
+
+
+def test_a_long_issue_starts_with_the_best_passage(tmp_path: Path) -> None:
+    # A big module matches many words of the issue by chance; the one function the issue is about holds
+    # its specific words. A long query leads with the passage order.
+    big = "\n\n".join(
+        f"def handler_{i}(request, response, config, logger):\n    logger.info(request, response, config)\n"
+        for i in range(30)
+    )
+    write(
+        tmp_path,
+        {
+            "app/handlers.py": big,
+            "app/encoding.py": "def decode_unicode(content, charset):\n    '''Decode the body with its charset.'''\n"
+            "    return content.decode(charset)\n",
+        },
+    )
+    issue = (
+        "decode_unicode returns bytes instead of text. When I send a request and read the response with a "
+        "config that sets a charset, the logger shows that the request, response and config are fine, but "
+        "decode_unicode gives bytes. Steps: make a request, get the response, log the response with the "
+        "logger, read the config, call the handler, check the response again, compare with the request."
+    )
+    assert _search(tmp_path, issue)[0] == "app/encoding.py"
+
+
+def test_the_query_analysis_reads_names_identifiers_and_length_against_the_real_index(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "core/runner.py": "def event_loop(handlers):\n    while True:\n        step(handlers)\n",
+            "core/notes.py": "def describe():\n    return 'an event in the loop'\n",
+        },
+    )
+    index = Workspace(tmp_path, load_settings(LEXICAL)).index("code")
+    index.refresh()
+    short = analyse_query(index, "where is the event loop", code=True)
+    assert "event_loop" in short.weights and not short.long  # an identifier the index holds, spelled out
+    assert "event-loop" not in short.weights  # candidates the index does not hold are dropped
+    assert analyse_query(index, "where is the event loop", code=False).weights.keys() == {"event", "loop"}
+    issue = " ".join(f"word{i}" for i in range(40)) + " Session.update fails"
+    long = analyse_query(index, issue, code=True)
+    assert long.long and "Session.update" in long.names and not long.bare_name
+    bare = analyse_query(index, "Rails::Engine", code=True)
+    assert bare.bare_name and bare.names == ("Engine", "Rails::Engine")
+
+
+def test_the_name_field_finds_exactly_the_definitions_of_a_name(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "net/session.py": "class Session:\n    def close(self):\n        pass\n\n    def session_id(self):\n"
+            "        return 1\n",
+            "net/other.py": "def session():\n    return None\n\n\ndef use_session():\n    return session()\n",
+        },
+    )
+    index = Workspace(tmp_path, load_settings(LEXICAL)).index("code")
+    index.refresh()
+    found = index.chunks(index.defined_as(["session"]))
+    assert sorted(c.symbol for c in found.values()) == ["Session", "session"]
+    assert index.defined_as(["nothing_like_it"]) == []

@@ -1,0 +1,95 @@
+"""What a query says besides its words: term weights, asked names, compounds, mentioned paths."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentty_rag.index.tokenize import STOPWORDS_EN
+from agentty_rag.retrieve.query import (
+    asked_names,
+    compound_candidates,
+    definition_match,
+    mentioned_paths,
+    named_file,
+    opening_words,
+    path_mention,
+    term_weights,
+)
+
+
+def test_a_repeated_term_gains_weight_with_saturation() -> None:
+    weights = term_weights(["parser", "parser", "parser", "parser", "cache"])
+    assert weights["cache"] == 1.0
+    assert 1.0 < weights["parser"] < 2.2  # four uses count for less than four times one
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=30))
+def test_weights_grow_with_the_count_and_stay_bounded(terms: list[str]) -> None:
+    weights = term_weights(terms)
+    for term, weight in weights.items():
+        assert 1.0 <= weight < 2.2
+        assert weight >= term_weights(terms[: terms.index(term) + 1])[term]
+
+
+def test_the_opening_terms_count_more_only_when_asked() -> None:
+    assert term_weights(["separ", "matrix"], ["separ"], 0.0) == {"separ": 1.0, "matrix": 1.0}
+    boosted = term_weights(["separ", "matrix"], ["separ"], 1.0)
+    assert boosted["separ"] == 2.0 and boosted["matrix"] == 1.0
+
+
+def test_the_opening_words_are_the_first_ones() -> None:
+    assert opening_words("Linting fails  if\nmodule contains a module", 3) == "Linting fails if"
+
+
+def test_a_query_that_is_one_identifier_asks_for_its_definition() -> None:
+    assert asked_names("Command") == (("Command",), True)
+    assert asked_names("  basic_format_args  ") == (("basic_format_args",), True)
+    assert asked_names("Rails::Engine") == (("Engine", "Rails::Engine"), True)
+    assert asked_names("formatter") == (("formatter",), True)
+    assert asked_names("`get_model()`") == (("get_model",), True)
+
+
+def test_a_question_mentions_identifiers_and_capitalised_type_names() -> None:
+    names, bare = asked_names("how Session.request builds a Request with get_adapter")
+    assert not bare
+    assert names == ("request", "Session.request", "Request", "get_adapter")
+    assert asked_names("how are routes registered") == ((), False)
+
+
+def test_definition_match_prefers_the_same_case_and_agreeing_qualifier() -> None:
+    assert definition_match("Rails.Engine", ["Engine", "Rails::Engine"]) == 1.0
+    assert definition_match("Other.Engine", ["Rails::Engine"]) == 0.75
+    assert definition_match("session", ["Session"]) == 0.5
+    assert definition_match("Session.request", ["Session"]) == 0.0
+    assert definition_match("", ["Session"]) == 0.0
+
+
+def test_a_file_named_after_the_asked_name() -> None:
+    assert named_file("Sources/Vapor/Request/Request.swift", ["Request"]) == 1.0
+    assert named_file("requests/sessions.py", ["Session"]) == 0.5
+    assert named_file("lib/rails/engine.rb", ["Rails::Engine"]) == 0.5
+    assert named_file("include/fmt/base-format.h", ["base_format"]) == 0.5
+    assert named_file("src/router.ts", ["Request"]) == 0.0
+
+
+def test_compound_candidates_join_adjacent_words_as_identifiers_would() -> None:
+    found = compound_candidates("the type adapter factories for a JSON object", STOPWORDS_EN)
+    assert "typeadapter" in found and "type_adapter" in found and "type-adapter" in found
+    assert "typeadapterfactory" in found and "adapter_factories" in found
+    assert "jsonobject" in found
+    assert not any(c.startswith("the") or c.endswith("for") for c in found)
+
+
+def test_paths_and_module_paths_the_query_names() -> None:
+    text = (
+        'File "/usr/lib/python3/dist-packages/astropy/io/ascii/connect.py", line 26, in io_write\n'
+        "from astropy.modeling.separable import separability_matrix"
+    )
+    mentions = mentioned_paths(text)
+    assert "usr/lib/python3/dist-packages/astropy/io/ascii/connect" in mentions
+    assert "astropy/modeling/separable" in mentions
+    assert path_mention("astropy/io/ascii/connect.py", mentions) == 1.0
+    assert path_mention("astropy/modeling/separable.py", mentions) == 1.0
+    assert path_mention("astropy/io/ascii/rst.py", mentions) == 0.0
+    assert path_mention("connect.py", mentions) == 0.0  # one part alone is not specific enough
