@@ -124,6 +124,8 @@ def _status_text(status: dict[str, object]) -> str:
     )
     fresh = "fresh" if status["fresh"] else f"stale ({status['stale_reason']})"
     lines.append(f"  {fresh}")
+    if status.get("storage", "disk") != "disk":
+        lines.append(f"  kept in {status['storage']}")
     manifest = status["manifest"]
     assert isinstance(manifest, dict)
     lines.append(

@@ -168,6 +168,7 @@ def build_server(workspace: Workspace) -> MCPServer[AppState]:
     """An MCP server bound to one workspace."""
 
     workspace.background_embedding = True
+    workspace.background_builds = True
 
     @asynccontextmanager
     async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:

@@ -389,7 +389,11 @@ def chunk_code(document: Document, spec: LanguageSpec, limit: int) -> list[Chunk
         log.warning("could not parse %s (%s); indexing it as line windows", document.ref, error)
         return line_windows(document, limit)
     emitter = _Emitter(document, lines, limit)
-    emitter.region(definitions, 0, len(lines) - 1, "", "", "block")
+    try:
+        emitter.region(definitions, 0, len(lines) - 1, "", "", "block")
+    except RecursionError:  # definitions nested deeper than the interpreter's stack: cut the file by lines
+        log.warning("%s nests definitions too deeply; indexing it as line windows", document.ref)
+        return line_windows(document, limit)
     return emitter.chunks
 
 

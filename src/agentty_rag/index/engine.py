@@ -15,7 +15,6 @@ import json
 import logging
 import multiprocessing
 import os
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -29,12 +28,13 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import AgenttyError, IndexCorrupt, IndexNotBuilt, IndexUnwritable
+from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, read_regular, write_private
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import FieldSpec, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
-from agentty_rag.index.lock import exclusive
+from agentty_rag.index.lock import exclusive, unfinished_update
 from agentty_rag.index.store import (
     SCHEMA_VERSION,
     FileRow,
@@ -43,7 +43,6 @@ from agentty_rag.index.store import (
     dumps,
     embed_text,
     encode_terms,
-    unusable,
 )
 from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
@@ -180,6 +179,9 @@ class CorpusIndex:
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
         self._dense: DenseIndex | None = None
         self.embedding_profile: EmbeddingProfile | None = None
+        self.on_disk = config.persist  # False once the files under .agentty/ turned out unusable
+        self.storage_problem = ""  # why the index lives in memory although it should be on disk
+        self._notes: list[str] = []  # what a search should tell about the index (rebuilt, kept in memory)
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -188,40 +190,100 @@ class CorpusIndex:
             self.warnings.append(message)
             log.warning("%s", message)
 
+    def _note(self, message: str) -> None:
+        """Warn once, and keep the message for the next search's result."""
+        self._warn(message)
+        self._notes.append(message)
+
+    def take_notes(self) -> tuple[str, ...]:
+        """What happened to the index since the last call (rebuilt after corruption, kept in memory)."""
+        with self.lock:
+            notes, self._notes = tuple(dict.fromkeys(self._notes)), []
+            return notes
+
     def _open_store(self) -> Store:
         if self._store is not None:
             return self._store
-        if not self.config.persist:
+        if not self.on_disk:
             self._store = Store(Path(":memory:"))
             return self._store
-        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._store = self._open_on_disk()
+        except IndexUnwritable as error:
+            self._keep_in_memory(error)
+            self._store = Store(Path(":memory:"))
+        return self._store
+
+    def _open_on_disk(self) -> Store:
+        """The database under ``.agentty/``: checked when its last writer died mid-update, rebuilt when corrupt.
+
+        Raises:
+            IndexUnwritable: the folder or a file in it cannot be used safely (a link out, read-only ...).
+        """
+        state_dir = self.config.state_dir
+        try:
+            check_state_dir(state_dir)
+            state_dir.mkdir(parents=True, exist_ok=True)
+        except UnsafeFile as error:
+            raise IndexUnwritable(str(error)) from None
+        except OSError as error:
+            raise IndexUnwritable(f"{state_dir} cannot be created ({error.strerror})") from None
         problem = self._manifest_problem()
         if problem:
-            self._warn(f"{self.config.manifest_path.name}: {problem}; rebuilding the {self.config.name} index")
+            self._note(f"{self.config.manifest_path.name}: {problem}; rebuilding the {self.config.name} index")
             Store.delete_files(self.config.db_path)
+        died_mid_update = unfinished_update(self.config.lock_path)
+        store: Store | None = None
         try:
             store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+            if died_mid_update:
+                store.quick_check()
+            return store
         except IndexCorrupt as error:
-            self._warn(f"{error}; rebuilding the {self.config.name} index")
+            if store is not None:
+                store.close()
+            self._note(f"{error}; rebuilding the {self.config.name} index")
             Store.delete_files(self.config.db_path)
-            store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
-        self._store = store
-        return store
+            return Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+
+    def _keep_in_memory(self, error: Exception) -> None:
+        """From now on this process keeps the index in memory only: the files under .agentty/ are unusable."""
+        self.on_disk = False
+        self.storage_problem = str(error)
+        self._note(f"the {self.config.name} index is kept in memory for this process: {error}")
+
+    def _move_to_memory(self, error: Exception) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self._keep_in_memory(error)
+        self._generation = -1
+        self._reload()
+
+    def _read_manifest(self) -> bytes | None:
+        """The manifest's bytes (None when there is none); never through a link, never a FIFO."""
+        try:
+            fd = open_private(self.config.manifest_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(64 << 20)
 
     def _manifest_problem(self) -> str:
         """Why the manifest file cannot be trusted ("" when it can, or when there is none yet)."""
-        if not self.config.persist:
+        if not self.on_disk:
             return ""
-        path = self.config.manifest_path
         try:
-            raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
+            raw = self._read_manifest()
+        except UnsafeFile as error:
+            return str(error)
         except OSError as error:
             return f"unreadable ({error.strerror})"
+        if raw is None:
+            return ""
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             return "corrupt (not valid JSON)"
         if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
             return "not an agentty-rag manifest"
@@ -240,11 +302,11 @@ class CorpusIndex:
         live = store.live_slots()
         self._lexical = LexicalIndex(self.field_names)
         self._lexical.load_base(segments, lengths, live)
-        base_slots = int(meta.get("base_slots", "0"))
+        base_slots = meta_int(meta, "base_slots")
         for slot, terms in store.delta_terms(self.field_names, base_slots):
             self._lexical.add(slot, terms)
         self._files = store.files()
-        self._generation = int(meta.get("generation", "0"))
+        self._generation = meta_int(meta, "generation")
         self._attributes = None
         self._masks = {}
         if self.embedding_profile is not None:
@@ -256,11 +318,18 @@ class CorpusIndex:
             store = self._open_store()
             if store.generation() != self._generation:
                 self._reload()
-        except (IndexCorrupt, sqlite3.DatabaseError) as error:
-            self._recover(_as_corruption(error))
+        except IndexCorrupt as error:
+            self._recover(error)
+        except IndexUnwritable as error:
+            self._move_to_memory(error)
+
+    def recover(self, error: IndexCorrupt) -> None:
+        """Throw away an index found corrupt while searching it (the next refresh rebuilds it)."""
+        with self.lock:
+            self._recover(error)
 
     def _recover(self, error: BaseException) -> None:
-        self._warn(f"the {self.config.name} index could not be read ({error}); rebuilding it")
+        self._note(f"the {self.config.name} index could not be read ({error}); rebuilding the {self.config.name} index")
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -298,7 +367,7 @@ class CorpusIndex:
 
     def _writer_lock(self) -> contextlib.AbstractContextManager[None]:
         """The cross-process update lock; an in-memory index has no other process to wait for."""
-        if not self.config.persist:
+        if not self.on_disk:
             return contextlib.nullcontext()
         return exclusive(self.config.lock_path, self.config.lock_timeout_s)
 
@@ -312,33 +381,59 @@ class CorpusIndex:
             return "chunking, tokenizer or field configuration changed"
         return ""
 
-    def refresh(self, force_rebuild: bool = False) -> RefreshReport:
-        """Bring the index up to date with the files on disk; cheap when nothing changed."""
+    def refresh(self, force_rebuild: bool = False, build: bool = True) -> RefreshReport:
+        """Bring the index up to date with the files on disk; cheap when nothing changed.
+
+        Args:
+            force_rebuild: rebuild even when nothing changed.
+            build: False for a caller that must not wait for a full build (a request of the server): when the
+                update would be a rebuild, ``IndexNotBuilt`` is raised before any work is done.
+        """
         started = time.perf_counter()
         with self.lock:
             self._sync()
             scan = self._scan()
             self._last_scan = scan
-            reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+            reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
             diff = self._diff(scan)
             if not reason and diff.empty:
                 report = RefreshReport(seconds=time.perf_counter() - started)
                 self.last_refresh = report
                 return report
+            if reason and not build:
+                raise IndexNotBuilt(reason)
             try:
-                with self._writer_lock():
-                    self._sync()  # another process may have done (part of) the work meanwhile
-                    reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
-                    report = self._update(scan, reason)
-            except (IndexCorrupt, sqlite3.DatabaseError) as error:
-                self._recover(_as_corruption(error))
-                with self._writer_lock():
-                    report = self._update(scan, "index was unreadable")
+                report = self._write_somewhere(scan, force_rebuild, build)
+            except IndexCorrupt as error:
+                self._recover(error)
+                report = self._write_somewhere(scan, True, build)
             report.seconds = time.perf_counter() - started
             self.last_refresh = report
             return report
 
-    def _update(self, scan: _Scan, reason: str) -> RefreshReport:
+    def _stored_index_problem(self) -> str:
+        """``needs_rebuild``, with a corrupt header counted as a reason to rebuild."""
+        try:
+            return self.needs_rebuild()
+        except IndexCorrupt as error:
+            self._recover(error)
+            return "index was unreadable"
+
+    def _write_somewhere(self, scan: _Scan, force_rebuild: bool, build: bool) -> RefreshReport:
+        """Update under the writer lock; when the files on disk turn out unusable, in memory instead."""
+        try:
+            return self._write(scan, force_rebuild, build)
+        except IndexUnwritable as error:
+            self._move_to_memory(error)
+            return self._write(scan, True, build)
+
+    def _write(self, scan: _Scan, force_rebuild: bool, build: bool) -> RefreshReport:
+        with self._writer_lock():
+            self._sync()  # another process may have done (part of) the work meanwhile
+            reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+            return self._update(scan, reason, build)
+
+    def _update(self, scan: _Scan, reason: str, build: bool = True) -> RefreshReport:
         diff = self._diff(scan)
         if not reason and diff.empty:
             return RefreshReport()
@@ -360,6 +455,8 @@ class CorpusIndex:
             if changed_files > self.config.rebuild_fraction * total and changed_files > 1:
                 reason = f"{changed_files} of {total} files changed"
         if reason:
+            if not build:
+                raise IndexNotBuilt(reason)
             self._rebuild(scan, reason, report)
             return report
         prepared = [self._chunk(scan, item, data) for item, data in changed]
@@ -488,7 +585,7 @@ class CorpusIndex:
         """Patch the index: drop the chunks of changed and removed files, add the new chunks."""
         store = self._open_store()
         meta = store.meta()
-        next_slot = int(meta.get("next_slot", "0"))
+        next_slot = meta_int(meta, "next_slot")
         old_keys = [p.key for p in prepared if p.key in self._files] + removed
         counts_per_chunk = [(p, chunk, count_terms(self._tokenizer, chunk)) for p in prepared for chunk in p.chunks]
         wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
@@ -521,7 +618,7 @@ class CorpusIndex:
                 self._lexical.remove(old_slots)
                 for slot, terms in added:
                     self._lexical.add(slot, terms)
-                base_slots = int(meta.get("base_slots", "0"))
+                base_slots = meta_int(meta, "base_slots")
                 if self._should_compact(next_slot):
                     self._lexical.compact(next_id)
                     capacity = next_slot
@@ -614,7 +711,7 @@ class CorpusIndex:
         with self.lock:
             try:
                 added = self._open_store().import_vectors(other)
-            except sqlite3.Error as error:
+            except AgenttyError as error:
                 log.info("could not read vectors from %s: %s", other, error)
                 return 0
             if self.embedding_profile is not None:
@@ -674,21 +771,21 @@ class CorpusIndex:
             return self._dense.search(vector, pool, self._lexical.alive, allowed)
 
     def _write_manifest(self, store: Store) -> None:
-        """Mirror the manifest (header and every file's stamp) as JSON, atomically."""
-        if not self.config.persist:
+        """Mirror the manifest (header and every file's stamp) as JSON, atomically, never through a link."""
+        if not self.on_disk:
             return
         meta = store.meta()
         manifest = {
             "format": MANIFEST_FORMAT,
             "schema_version": SCHEMA_VERSION,
             "index": self.config.name,
-            "generation": int(meta.get("generation", "0")),
+            "generation": meta_int(meta, "generation"),
             "updated_at": meta.get("updated_at", ""),
             **self.config.profile(),
             "embedding": self.embedding_profile.to_json() if self.embedding_profile else None,
             "roots": self.config.roots,
             "counts": dict(zip(("files", "chunks"), store.counts(), strict=True)),
-            "skipped": json.loads(meta.get("scan_skipped", "{}")),
+            "skipped": _json_or_empty(meta.get("scan_skipped", "{}")),
             "files": {
                 key: {
                     "size": row.size,
@@ -700,10 +797,10 @@ class CorpusIndex:
                 for key, row in sorted(self._files.items())
             },
         }
-        path = self.config.manifest_path
-        temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        temporary.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(temporary, path)
+        try:
+            write_private(self.config.manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
+        except OSError as error:  # the database holds the truth: a missing mirror is only reported
+            self._warn(f"{self.config.manifest_path} could not be written ({error})")
 
     # -- searching ------------------------------------------------------------------------------------------
 
@@ -821,13 +918,16 @@ class CorpusIndex:
                 self._last_scan = scan
                 count = len(scan.stamps)
                 return self._status_of({}, False, f"no index yet: {count} file{'' if count == 1 else 's'} to index")
-            self._sync()
-            store = self._open_store()
-            meta = store.meta()
+            try:
+                self._sync()
+                meta = self._open_store().meta()
+                reason = self.needs_rebuild()
+            except IndexCorrupt as error:
+                self._recover(error)
+                meta, reason = {}, "index was unreadable"
             scan = self._scan()
             self._last_scan = scan
             diff = self._diff(scan)
-            reason = self.needs_rebuild()
             fresh = not reason and diff.empty
             return self._status_of(
                 meta,
@@ -841,7 +941,13 @@ class CorpusIndex:
             )
 
     def _never_built(self) -> bool:
-        return self.config.persist and self._store is None and not self.config.db_path.exists()
+        return self.on_disk and self._store is None and not self.config.db_path.exists()
+
+    def storage(self) -> str:
+        """``disk``, or ``memory`` with the reason the files under .agentty/ could not be used."""
+        if self.on_disk:
+            return "disk"
+        return f"memory ({self.storage_problem})" if self.storage_problem else "memory"
 
     def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
         return {
@@ -850,9 +956,10 @@ class CorpusIndex:
             "files": self.n_files,
             "chunks": self.n_chunks,
             "updated_at": meta.get("updated_at", "never"),
-            "generation": int(meta.get("generation", "0")),
+            "generation": meta_int(meta, "generation"),
             "fresh": fresh,
             "stale_reason": stale_reason,
+            "storage": self.storage(),
             "manifest": {**self.config.profile(), "roots": self.config.roots},
             "skipped": self.skipped().to_json(),
         }
@@ -872,14 +979,16 @@ _worker_tokenizer: Tokenizer | None = None
 
 
 def read_file(stamp: FileStamp, max_bytes: int) -> tuple[_Prepared, bytes]:
-    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped."""
+    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped, and so
+    is one swapped since the scan for a link out of its folder, a FIFO or a device."""
     try:
-        with open(stamp.path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        data = read_regular(stamp.path, stamp.boundary, max_bytes)
+    except UnsafeFile as error:
+        return _Prepared(stamp.key, stamp, "", [], error.reason), b""
     except OSError:
         return _Prepared(stamp.key, stamp, "", [], "unreadable"), b""
     digest = xxhash.xxh3_128_hexdigest(data)
-    stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns)
+    stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns, stamp.boundary)
     if len(data) > max_bytes:
         return _Prepared(stamp.key, stamp, digest, [], "too large"), b""
     return _Prepared(stamp.key, stamp, digest, []), data
@@ -891,11 +1000,24 @@ def chunk_file(
     """Parse a read file into chunks (or the reason it is skipped), with the source's warnings."""
     if item.skip:
         return item, ()
-    loaded = source.parse(item.stamp, data)
-    if loaded.skip_reason:
-        return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
-    chunks = [c for doc in loaded.documents for c in chunk_document(doc, chunking)]
+    try:
+        loaded = source.parse(item.stamp, data)
+        if loaded.skip_reason:
+            return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
+        chunks = [c for doc in loaded.documents for c in chunk_document(doc, chunking)]
+        for chunk in chunks:
+            _check_storable(chunk)
+    except Exception as error:  # one hostile file must not take the whole index down: skip it, say why
+        reason = f"could not be read ({type(error).__name__})"
+        warning = f"{item.stamp.path}: {reason}: {error}; the file is skipped"
+        return _Prepared(item.key, item.stamp, item.hash, [], reason), (warning,)
     return _Prepared(item.key, item.stamp, item.hash, chunks), loaded.warnings
+
+
+def _check_storable(chunk: Chunk) -> None:
+    """Raise ``UnicodeEncodeError`` for text that cannot be stored (a lone surrogate from a JSON escape)."""
+    for text in (chunk.ref, chunk.text, chunk.context, chunk.symbol, chunk.title):
+        text.encode("utf-8")
 
 
 def prepare_file(
@@ -923,13 +1045,19 @@ def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
     return np.concatenate(items).astype(np.int32) if items else np.zeros(0, np.int32)
 
 
-def _as_corruption(error: Exception) -> IndexCorrupt:
-    """The error as corruption (the index is rebuilt), or raised as ``unusable`` when it is not corruption."""
-    if isinstance(error, IndexCorrupt):
-        return error
-    if isinstance(error, sqlite3.OperationalError):
-        raise unusable(error, "the index database") from error
-    return IndexCorrupt(str(error))
+def meta_int(meta: dict[str, str], key: str) -> int:
+    """A number kept in the ``meta`` table (0 when absent); ``IndexCorrupt`` when it is not a number."""
+    try:
+        return int(meta.get(key, "0"))
+    except ValueError:
+        raise IndexCorrupt(f"the index's {key} is not a number") from None
+
+
+def _json_or_empty(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return {}
 
 
 __all__ = ["CorpusIndex", "IndexConfig", "MANIFEST_FORMAT", "RefreshReport"]

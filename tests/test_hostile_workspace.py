@@ -1,0 +1,391 @@
+"""An untrusted repository cannot hurt the user: each hostile input is built here, with real files, links,
+FIFOs, non-UTF-8 names and damaged databases, and the real index, server and command line meet it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.config import load_settings
+from agentty_rag.fsguard import UnsafeFile, read_regular
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.inject import HookEvent, proactive_context
+from agentty_rag.service import Workspace
+from agentty_rag.sources.code import CodeSource
+from agentty_rag.sources.walker import ScanResult
+from tests.conftest import LEXICAL, run_module, write
+
+SECRET_WORD = "zanzibarquokka"  # stands for whatever lives outside the workspace
+
+
+def _ws(root: Path, **env: str) -> Workspace:
+    return Workspace(root, load_settings({**LEXICAL, **env}))
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the workspace holding what must never be read, written or returned."""
+    outside = tmp_path / "outside"
+    write(
+        outside,
+        {
+            "victim.txt": "precious\n",
+            "private.md": f"# Private\n\nThe {SECRET_WORD} password lives here.\n",
+            "SKILL.md": f"---\nname: stolen\ndescription: {SECRET_WORD}\n---\n# Stolen {SECRET_WORD}\n",
+            "fact.md": f"The {SECRET_WORD} fact.\n",
+            "stolen.py": f"def {SECRET_WORD}():\n    return 'outside'\n",
+        },
+    )
+    return outside
+
+
+def _everything(workspace: Workspace, query: str = SECRET_WORD) -> str:
+    """Every passage both tools return for ``query`` (the query itself left out)."""
+    outcomes = (workspace.search_docs(query, k=50), workspace.search_code(query, k=50))
+    return json.dumps([outcome.structured["results"] for outcome in outcomes])
+
+
+# -- 1. files agentty-rag writes are never written through a link ----------------------------------------------
+
+
+def _other_database(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE mine (x)")
+    db.commit()
+    db.close()
+
+
+def _tables_and_journal(path: Path) -> tuple[list[str], str]:
+    db = sqlite3.connect(path)
+    try:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return tables, db.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_state_files_shipped_as_links_out_are_never_written_through(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    write(ws, {"docs/a.md": "# Alpha\n\nAlpha rollout notes.\n", "src/a.py": "def alpha_rollout():\n    return 1\n"})
+    _other_database(outside / "other.db")
+    state = ws / ".agentty"
+    state.mkdir()
+    (state / "rag_docs.lock").symlink_to(outside / "victim.txt")
+    (state / "rag_code.ragdb").symlink_to(outside / "other.db")
+    (state / "rag_docs.ragdb.meta.json").symlink_to(outside / "private.md")
+
+    workspace = _ws(ws)
+    docs, code = workspace.search_docs("alpha rollout"), workspace.search_code("alpha rollout")
+
+    assert (outside / "victim.txt").read_text() == "precious\n"
+    assert _tables_and_journal(outside / "other.db") == (["mine"], "delete")
+    assert sorted(p.name for p in outside.iterdir()) == [
+        "SKILL.md",
+        "fact.md",
+        "other.db",
+        "private.md",
+        "stolen.py",
+        "victim.txt",
+    ]
+    assert "docs:a.md" in docs.text and "code:src/a.py" in code.text  # answered from memory
+    assert any("kept in memory" in note and "symbolic link" in note for note in code.structured["notes"])
+    status = workspace.index("code").status()
+    assert str(status["storage"]).startswith("memory (") and "symbolic link" in str(status["storage"])
+
+
+def test_a_state_folder_that_links_out_of_the_workspace_is_never_written(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    write(ws, {"src/a.py": "def alpha_rollout():\n    return 1\n"})
+    before = sorted(p.name for p in outside.iterdir())
+    (ws / ".agentty").symlink_to(outside)
+    workspace = _ws(ws)
+    assert "code:src/a.py" in workspace.search_code("alpha rollout").text
+    assert sorted(p.name for p in outside.iterdir()) == before
+    assert "outside the workspace" in str(workspace.index("code").status()["storage"])
+
+
+# -- 2. docs, knowledge, memory and skills that link out are not read ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["docs", ".agentty/knowledge", ".agentty/memory", "docs/private.md", ".agentty/skills/stolen/SKILL.md"],
+)
+def test_sources_that_link_out_of_the_workspace_are_not_read(tmp_path: Path, link: str) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    write(ws, {"docs/guide.md": "# Guide\n\nInside the workspace.\n", "src/a.py": "def inside():\n    pass\n"})
+    target = {
+        "docs": outside,
+        ".agentty/knowledge": outside,
+        ".agentty/memory": outside,
+        "docs/private.md": outside / "private.md",
+        ".agentty/skills/stolen/SKILL.md": outside / "SKILL.md",
+    }[link]
+    if link == ".agentty/knowledge":
+        (ws / "docs" / "guide.md").unlink()
+        (ws / "docs").rmdir()
+    if link == "docs":
+        (ws / "docs" / "guide.md").unlink()
+        (ws / "docs").rmdir()
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    (ws / link).symlink_to(target)
+
+    workspace = _ws(ws, AGENTTY_RAG_PROACTIVE="1")
+    assert SECRET_WORD not in _everything(workspace)
+    injection = proactive_context(workspace, HookEvent(f"where does the {SECRET_WORD} password live?"), asked=True)
+    assert SECRET_WORD not in (injection.block or "")
+    skipped = workspace.index("docs").status()["skipped"]
+    assert isinstance(skipped, dict) and "symlink outside root" in skipped["counts"]
+
+
+def test_an_explicit_docs_folder_outside_the_workspace_is_the_one_deliberate_exception(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    ws.mkdir()
+    workspace = _ws(ws, AGENTTY_DOCS_DIR=str(outside))
+    assert "docs:private.md" in workspace.search_docs(f"{SECRET_WORD} password").text
+
+
+# -- 3. a file name that is not UTF-8 ----------------------------------------------------------------------
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_counted(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {"docs/good.md": "# Good\n\nRotate the signing keys.\n", "src/good.py": "def rotate_keys():\n    pass\n"},
+    )
+    for name in (b"docs/bad\xff.md", b"src/bad\xff.py", b"src/dir\xfe/inner.py"):
+        path = os.path.join(os.fsencode(tmp_path), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(
+                b"# Bad\n\nRotate the signing keys too.\n" if name.endswith(b".md") else b"def bad():\n    pass\n"
+            )
+    workspace = _ws(tmp_path)
+    assert "docs:good.md" in workspace.search_docs("rotate signing keys").text
+    assert "code:src/good.py" in workspace.search_code("rotate keys").text
+    docs_skipped = workspace.index("docs").status()["skipped"]
+    code_skipped = workspace.index("code").status()["skipped"]
+    assert isinstance(docs_skipped, dict) and docs_skipped["counts"]["name not UTF-8"] == 1
+    assert isinstance(code_skipped, dict) and code_skipped["counts"]["name not UTF-8"] == 2
+    assert code_skipped["examples"]["name not UTF-8"] == ["src/bad\\xff.py", "src/dir\\xfe"]
+
+
+# -- 4. one file's failure skips that file, never the index ------------------------------------------------
+
+
+def test_deeply_nested_code_and_memory_do_not_take_the_index_down(tmp_path: Path) -> None:
+    nested = "".join(f"function level{i}() {{\n" for i in range(1000)) + "return 1;\n" + "}\n" * 1000
+    write(
+        tmp_path,
+        {
+            "src/deep.js": nested,
+            "src/fine.py": "def rotate_keys():\n    pass\n",
+            ".agentty/memory/log.jsonl": "[" * 100_000
+            + "\n"
+            + json.dumps({"id": "MEM-PORT", "text": "Staging serves on port 8443."})
+            + "\n",
+            ".agentty/memory/broken.jsonl": '{"id": "MEM-SURROGATE", "text": "a lone \\ud800 surrogate"}\n',
+            ".agentty/memory/fine.md": "Deploys need the release captain's approval.\n",
+        },
+    )
+    workspace = _ws(tmp_path)
+    code = workspace.search_code("level500 function")
+    assert "code:src/deep.js" in code.text
+    assert "code:src/fine.py" in workspace.search_code("rotate keys").text
+    assert "memory:MEM-PORT" in workspace.search_docs("staging port").text
+    assert "memory:fine" in workspace.search_docs("release captain approval").text
+    skipped = workspace.index("docs").status()["skipped"]
+    assert isinstance(skipped, dict)
+    assert skipped["examples"]["could not be read (UnicodeEncodeError)"] == ["broken.jsonl"]
+
+
+# -- 6. a file swapped between the scan and the read ---------------------------------------------------------
+
+
+class SwapAfterScan(CodeSource):
+    """The real code source, with the race made certain: the files change right after every scan."""
+
+    def __init__(self, workspace: Path, swap: list[tuple[Path, Path | None]]) -> None:
+        super().__init__(workspace, 1000, 1 << 20)
+        self.swap = swap
+
+    def scan(self) -> ScanResult:
+        result = super().scan()
+        for path, link_to in self.swap:
+            path.unlink()
+            if link_to is None:
+                os.mkfifo(path)
+            else:
+                path.symlink_to(link_to)
+        self.swap = []
+        return result
+
+
+def test_a_file_swapped_for_a_fifo_or_a_link_out_after_the_scan_is_skipped(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    write(
+        ws,
+        {
+            "src/pipe.py": "def soon_a_pipe():\n    pass\n",
+            "src/link.py": "def soon_a_link():\n    pass\n",
+            "src/fine.py": "def rotate_keys():\n    pass\n",
+        },
+    )
+    persisted = _ws(ws).index("code")
+    source = SwapAfterScan(ws, [(ws / "src/pipe.py", None), (ws / "src/link.py", outside / "stolen.py")])
+    index = CorpusIndex(replace(persisted.config, sources=(source,)))
+    report = index.refresh()  # a FIFO opened for reading would block here forever
+    assert report.rebuilt
+    texts = [chunk.text for chunk in index.all_chunks()]
+    assert texts == ["def rotate_keys():\n    pass"]
+    counts = index.skipped().counts
+    assert counts["not a regular file"] == 1 and counts["symlink outside root"] == 1
+
+
+def test_reading_refuses_fifos_devices_and_links_out(tmp_path: Path) -> None:
+    outside = _outside(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "pipe")
+    (ws / "link").symlink_to(outside / "victim.txt")
+    (ws / "inner").symlink_to(ws / "real.txt")
+    (ws / "real.txt").write_text("inside\n")
+    for path, reason in ((ws / "pipe", "not a regular file"), (ws / "link", "symlink outside root")):
+        with pytest.raises(UnsafeFile) as raised:
+            read_regular(str(path), str(ws), 100)
+        assert raised.value.reason == reason
+    with pytest.raises(UnsafeFile):
+        read_regular("/dev/zero", str(ws), 100)
+    assert read_regular(str(ws / "inner"), str(ws), 100) == b"inside\n"
+
+
+# -- 9. a manifest that is not UTF-8 -------------------------------------------------------------------------
+
+
+def test_a_manifest_that_is_not_utf8_is_rebuilt_and_status_still_works(tmp_path: Path) -> None:
+    write(tmp_path, {"src/a.py": "def rotate_keys():\n    pass\n"})
+    _ws(tmp_path).search_code("rotate keys")
+    (tmp_path / ".agentty" / "rag_code.ragdb.meta.json").write_bytes(b"\xff\xfe\x00garbage\x80\x81")
+    workspace = _ws(tmp_path)
+    assert workspace.index("code").status()["fresh"] is False
+    outcome = workspace.search_code("rotate keys")
+    assert "code:src/a.py" in outcome.text
+    manifest = json.loads((tmp_path / ".agentty" / "rag_code.ragdb.meta.json").read_text(encoding="utf-8"))
+    assert manifest["files"]["code:src/a.py"]["chunks"] == 1
+
+
+# -- 10. read-only places and a lock path that is a folder ---------------------------------------------------
+
+
+def test_a_lock_path_that_is_a_folder_gets_a_clear_message_and_the_search_answers(tmp_path: Path) -> None:
+    write(tmp_path, {"src/a.py": "def rotate_keys():\n    pass\n"})
+    (tmp_path / ".agentty" / "rag_code.lock").mkdir(parents=True)
+    workspace = _ws(tmp_path)
+    outcome = workspace.search_code("rotate keys")
+    assert "code:src/a.py" in outcome.text
+    assert any("rag_code.lock is a folder" in note and "remove it" in note for note in outcome.structured["notes"])
+
+
+@pytest.fixture
+def read_only() -> Iterator[Callable[[Path], None]]:
+    """Makes a folder read-only for this process: a read-only bind mount over it (root can write through
+    any mode bits), or its mode bits for another user. Skips when neither is possible here."""
+    mounted: list[Path] = []
+
+    def make(folder: Path) -> None:
+        if os.geteuid() != 0:
+            for item in [folder, *folder.rglob("*")]:
+                item.chmod(0o555 if item.is_dir() else 0o444)
+            return
+        for command in (["mount", "--bind", str(folder), str(folder)], ["mount", "-o", "remount,bind,ro", str(folder)]):
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                if mounted or command[1] != "--bind":
+                    subprocess.run(["umount", str(folder)], capture_output=True)
+                pytest.skip(f"cannot make a read-only folder here ({done.stderr.strip()})")
+            if command[1] == "--bind":
+                mounted.append(folder)
+
+    yield make
+    for folder in reversed(mounted):
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_module("agentty_rag", root, args, {})
+
+
+def test_a_read_only_workspace_is_searched_from_memory_and_status_always_works(
+    tmp_path: Path, read_only: Callable[[Path], None]
+) -> None:
+    write(tmp_path, {"src/a.py": "def rotate_keys():\n    pass\n", "docs/a.md": "# Keys\n\nRotate the keys.\n"})
+    read_only(tmp_path)
+    search = _cli(tmp_path, "search-code", "rotate", "keys")
+    assert search.returncode == 0, search.stderr
+    assert "code:src/a.py" in search.stdout and "note: the code index is kept in memory" in search.stdout
+    status = _cli(tmp_path, "status")
+    assert status.returncode == 0, status.stderr
+    assert "Traceback" not in search.stderr + status.stderr
+    assert not (tmp_path / ".agentty").exists()
+    workspace = _ws(tmp_path)
+    assert "docs:a.md" in workspace.search_docs("rotate keys").text
+    assert str(workspace.index("docs").status()["storage"]).startswith("memory (")
+
+
+def test_a_read_only_state_folder_still_answers_and_reports(tmp_path: Path, read_only: Callable[[Path], None]) -> None:
+    write(tmp_path, {"src/a.py": "def rotate_keys():\n    pass\n"})
+    _ws(tmp_path).search_code("rotate keys")
+    read_only(tmp_path / ".agentty")
+    write(tmp_path, {"src/b.py": "def rotate_more_keys():\n    pass\n"})
+    search = _cli(tmp_path, "search-code", "rotate", "more", "keys")
+    assert search.returncode == 0, search.stderr
+    assert "code:src/b.py" in search.stdout
+    status = _cli(tmp_path, "status")
+    assert status.returncode == 0, status.stderr
+    assert "Traceback" not in search.stderr + status.stderr
+
+
+# -- 15. a request never builds an index past the build wait -------------------------------------------------
+
+
+def test_a_request_answers_still_being_built_instead_of_building_inside_it(tmp_path: Path) -> None:
+    write(tmp_path, {f"src/m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(30)})
+    lock = tmp_path / ".agentty" / "rag_code.lock"
+    lock.parent.mkdir()
+    holder = subprocess.Popen(  # another process is updating: the background build must wait for it
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+                import fcntl, os, sys
+                fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                print("locked", flush=True)
+                sys.stdin.read()
+            """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().startswith("locked")
+        workspace = _ws(tmp_path, AGENTTY_RAG_LOCK_TIMEOUT_MS="600000")
+        workspace.background_builds = True
+        outcome = workspace.search_code("handler", wait_s=0)
+        assert "the code index is still being built" in outcome.text
+        assert outcome.structured["results"] == []
+        assert threading.active_count() > 1  # the build goes on in the background
+    finally:
+        holder.communicate("", timeout=30)
+    answered = workspace.search_code("handler 7", wait_s=120)
+    assert "code:src/m7.py" in answered.text
