@@ -268,6 +268,30 @@ def test_reading_refuses_fifos_devices_and_links_out(tmp_path: Path) -> None:
     assert read_regular(str(ws / "inner"), str(ws), 100) == b"inside\n"
 
 
+# -- 7. a hostile .gitignore ---------------------------------------------------------------------------------
+
+
+def test_a_hostile_gitignore_cannot_stall_the_scan_or_break_it(tmp_path: Path) -> None:
+    # With a backtracking matcher, each of these lines costs hours per long name; the scan runs before every
+    # search. Invalid lines ("!" alone, a trailing backslash) sit among them.
+    hostile = ["*a" * 12 + "*x", "/".join(["**", "a"] * 16) + "/x", "!", "trailing\\", "*.log"]
+    long_name = "a" * 200
+    write(
+        tmp_path,
+        {
+            ".gitignore": "\n".join(hostile) + "\n",
+            f"src/{long_name}.py": "def rotate_keys():\n    pass\n",
+            f"src/{'/'.join(['a'] * 40)}/deep.py": "def deep_rotation():\n    pass\n",
+            "src/ignored.log.py": "def not_ignored():\n    pass\n",
+            "src/kept_ax": "not code\n",
+        },
+    )
+    workspace = _ws(tmp_path)
+    assert f"code:src/{long_name}.py" in workspace.search_code("rotate keys").text
+    assert "deep.py" in workspace.search_code("deep rotation").text
+    assert workspace.index("code").n_files == 3
+
+
 # -- 9. a manifest that is not UTF-8 -------------------------------------------------------------------------
 
 

@@ -189,7 +189,7 @@ class _Ignore:
         lines = _read_ignore_lines(file, boundary)
         if not lines:
             return self
-        return _Ignore((*self.specs, (base_rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+        return _Ignore((*self.specs, (base_rel, ignore_spec(lines))))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's rule: the deepest file with a matching pattern decides; within a file, the last pattern."""
@@ -205,6 +205,25 @@ class _Ignore:
 
 
 _IGNORE_MAX_BYTES = 1 << 20
+
+
+def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """Gitignore lines compiled for RE2, whose matching time grows linearly with the path: a hostile line
+    (``*a*a*a*x``, ``**/a/**/a/…``) cannot make the scan before every search backtrack for seconds. A line
+    that cannot be compiled is left out; the others apply."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
+    except Exception:  # an invalid pattern or one RE2 refuses: find it, keep the rest
+        kept = [line for line in lines if _compiles(line)]
+        return pathspec.GitIgnoreSpec.from_lines(kept, backend="re2")
+
+
+def _compiles(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line], backend="re2")
+    except Exception:
+        return False
+    return True
 
 
 def _read_ignore_lines(file: Path, boundary: str) -> list[str]:

@@ -1,0 +1,160 @@
+"""A damaged ``.ragdb`` never raises and never answers wrongly in silence: it is detected and rebuilt.
+
+The damage is real: a page of the database file overwritten with random bytes, or a stored value changed
+behind the index's back, as a failing disk or an interrupted copy would leave it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentty_rag.config import load_settings
+from agentty_rag.service import Workspace
+from tests.conftest import LEXICAL, write
+
+PAGE = 4096
+QUERIES = ("refresh expired token", "rollback previous release", "invoice total tax", "parse config section")
+
+
+def _corpus() -> dict[str, str]:
+    """Small and large definitions: large ones put chunk text, term lists and postings on overflow pages."""
+    files: dict[str, str] = {}
+    topics = ("token refresh expired", "rollback release previous", "invoice tax total", "config section parse")
+    for i in range(16):
+        topic = topics[i % len(topics)]
+        long_doc = "\n    ".join(f"{topic} detail {j} of module {i}" for j in range(120))
+        files[f"pkg/mod_{i:02}.py"] = (
+            f"def handle_{i}(value):\n    '''{topic} handler {i}.'''\n    return value + {i}\n\n\n"
+            f"def describe_{i}():\n    '''{long_doc}'''\n    return {i}\n"
+        )
+    return files
+
+
+def _answers(workspace: Workspace) -> tuple[list[list[tuple[str, str]]], list[str]]:
+    """The passages (provenance, text) of every query, and every note the results carried."""
+    answers, notes = [], []
+    for query in QUERIES:
+        outcome = workspace.search_code(query, k=5)
+        answers.append([(r["provenance"], r["text"]) for r in outcome.structured["results"]])
+        notes.extend(outcome.structured["notes"])
+    return answers, notes
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, list[list[tuple[str, str]]]]:
+    """A built workspace, its database's bytes once closed, and the answers it gives."""
+    root = tmp_path_factory.mktemp("ws")
+    write(root, _corpus())
+    workspace = Workspace(root, load_settings(LEXICAL))
+    answers, _ = _answers(workspace)
+    workspace.close()
+    db = root / ".agentty" / "rag_code.ragdb"
+    assert not Path(f"{db}-wal").exists()  # closed cleanly: everything is in the main file
+    assert all(answers)
+    return root, db.read_bytes(), answers
+
+
+def _damage(root: Path, pristine_bytes: bytes, page: int, noise: bytes) -> None:
+    db = root / ".agentty" / "rag_code.ragdb"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    data = bytearray(pristine_bytes)
+    data[page * PAGE : (page + 1) * PAGE] = noise
+    db.write_bytes(bytes(data))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_random_damaged_page_is_rebuilt_or_harmless_never_wrong(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], data: st.DataObject
+) -> None:
+    root, pristine_bytes, expected = pristine
+    pages = len(pristine_bytes) // PAGE
+    page = data.draw(st.integers(0, pages - 1), label="page")
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    _damage(root, pristine_bytes, page, random.Random(seed).randbytes(PAGE))
+    workspace = Workspace(root, load_settings(LEXICAL))
+    try:
+        answers, _ = _answers(workspace)  # never raises
+        status = workspace.index("code").status()
+    finally:
+        workspace.close()
+    assert answers == expected  # rebuilt when the damage mattered, so the answer is the right one
+    assert status["files"] == 16
+
+
+def _answers_after_a_change(
+    root: Path, pristine_bytes: bytes, sql: str, params: tuple[object, ...] = ()
+) -> tuple[list[list[tuple[str, str]]], list[str]]:
+    """The answers and notes after ``sql`` changed the pristine database behind the index's back."""
+    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])  # the pristine file again
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    db.execute(sql, params)
+    db.commit()
+    db.close()
+    workspace = Workspace(root, load_settings(LEXICAL))
+    try:
+        return _answers(workspace)
+    finally:
+        workspace.close()
+
+
+def test_a_changed_postings_blob_is_caught_by_its_checksum_and_rebuilt(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
+) -> None:
+    root, pristine_bytes, expected = pristine
+    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    (slots,) = db.execute("SELECT slots FROM segments WHERE field = 'body'").fetchone()
+    db.close()
+    first = int.from_bytes(slots[:4], "little")
+    moved = (first + 1).to_bytes(4, "little") + slots[4:]  # a posting moved to the next chunk: silently wrong
+    answers, notes = _answers_after_a_change(
+        root, pristine_bytes, "UPDATE segments SET slots = ? WHERE field = 'body'", (moved,)
+    )
+    assert answers == expected
+    assert any("do not match their checksum" in note and "rebuilding the code index" in note for note in notes)
+
+
+def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
+) -> None:
+    root, pristine_bytes, expected = pristine
+    sql = "UPDATE chunks SET text = replace(text, 'detail', 'detour')"
+    answers, notes = _answers_after_a_change(root, pristine_bytes, sql)
+    assert answers == expected
+    assert any("does not match its checksum" in note for note in notes)
+
+
+def _root_page(root: Path, name: str) -> int:
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    try:
+        return int(db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0])
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("died_mid_update", [True, False])
+def test_a_writer_that_died_mid_update_makes_the_next_opener_check_the_database(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], died_mid_update: bool
+) -> None:
+    root, pristine_bytes, expected = pristine
+    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])
+    # The chunks-by-file index is read only when files change: a search never meets this damage.
+    page = _root_page(root, "chunks_by_file") - 1
+    _damage(root, pristine_bytes, page, b"\xff" * PAGE)
+    lock = root / ".agentty" / "rag_code.lock"
+    lock.write_text(f"{os.getpid() + 1_000_000}\n" if died_mid_update else "")  # a pid no live process holds
+    workspace = Workspace(root, load_settings(LEXICAL))
+    answers, notes = _answers(workspace)
+    workspace.close()
+    assert answers == expected
+    checked = any("failed its integrity check" in note and "rebuilding the code index" in note for note in notes)
+    assert checked is died_mid_update
