@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agentty_rag.chunking.code import PARSE_MAX_CHARS
 from agentty_rag.config import load_settings
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.engine import CorpusIndex
@@ -206,6 +207,25 @@ def test_deeply_nested_code_and_memory_do_not_take_the_index_down(tmp_path: Path
     skipped = workspace.index("docs").status()["skipped"]
     assert isinstance(skipped, dict)
     assert skipped["examples"]["could not be read (UnicodeEncodeError)"] == ["broken.jsonl"]
+
+
+# -- 5. a huge source file ----------------------------------------------------------------------------------
+
+
+def test_a_huge_source_file_is_cut_by_lines_and_the_size_cap_is_bounded(tmp_path: Path) -> None:
+    settings = load_settings({**LEXICAL, "AGENTTY_RAG_CODE_MAX_BYTES": str(64 * 1024 * 1024)})
+    assert settings.code_max_bytes == 16 * 1024 * 1024
+    assert "AGENTTY_RAG_CODE_MAX_BYTES=67108864 is above the maximum 16777216" in settings.warnings[0]
+    function = 'def handler_{0}(value):\n    """Serve request {0}."""\n    return value + {0}\n\n\n'
+    big = "".join(function.format(i) for i in range(PARSE_MAX_CHARS // 60 + 1000))
+    assert len(big) > PARSE_MAX_CHARS
+    write(tmp_path, {"src/huge.py": big, "src/small.py": function.format(7)})
+    workspace = Workspace(tmp_path, settings)
+    outcome = workspace.search_code("handler_12345 serve request")
+    assert outcome.structured["results"][0]["path"] == "src/huge.py"
+    kinds = {chunk.kind for chunk in workspace.index("code").all_chunks() if chunk.ref == "src/huge.py"}
+    assert kinds == {"window"}  # no syntax tree was built for it
+    assert "code:src/small.py" in workspace.search_code("handler_7").text
 
 
 # -- 6. a file swapped between the scan and the read ---------------------------------------------------------

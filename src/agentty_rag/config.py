@@ -113,9 +113,9 @@ VARIABLES: tuple[Variable, ...] = (
         "code_max_bytes",
         "int",
         256 * KIB,
-        "Largest source file indexed; larger files are reported as skipped.",
+        "Largest source file indexed; larger files are reported as skipped (over 1 MiB: cut by lines).",
         1 * KIB,
-        64 * MIB,
+        16 * MIB,
     ),
     Variable(
         "AGENTTY_RAG_CODE_SECRETS",
