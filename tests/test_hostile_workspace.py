@@ -398,6 +398,69 @@ def test_a_read_only_state_folder_still_answers_and_reports(tmp_path: Path, read
     assert "Traceback" not in search.stderr + status.stderr
 
 
+# -- 13. secrets in indexed files -----------------------------------------------------------------------------
+
+
+def _fake_secrets() -> dict[str, str]:
+    """Well-formed but made-up credentials, assembled here so that no literal secret sits in the repository."""
+    import base64
+
+    def b64(data: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    body = "\n".join("MIIEow" + "Q" * 58 for _ in range(6))
+    return {
+        "aws": "AKIA" + "QZ7" * 5 + "X",
+        "github": "ghp_" + "aB3" * 12,
+        "slack": "xoxb-" + "123456789012-" + "abcdefghijklmnop",
+        "jwt": f"{b64({'alg': 'HS256', 'typ': 'JWT'})}.{b64({'sub': 'user'})}.c2lnbmF0dXJl",
+        "key": f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----",
+    }
+
+
+def test_secrets_are_redacted_before_indexing_and_secret_files_are_skipped(tmp_path: Path) -> None:
+    secrets = _fake_secrets()
+    config = (
+        "# deployment settings\n"
+        f"AWS_ACCESS_KEY_ID = '{secrets['aws']}'\n"
+        f"GITHUB_TOKEN = '{secrets['github']}'\n"
+        f"SLACK = '{secrets['slack']}'\n"
+        f"SESSION = '{secrets['jwt']}'\n"
+        f'SIGNING_KEY = """\n{secrets["key"]}\n"""\n'
+        "def deployment_region():\n    return 'eu-west-1'\n"
+    )
+    write(
+        tmp_path,
+        {
+            "src/config.py": config,
+            "docs/setup.md": f"# Setup\n\nUse the deployment token {secrets['github']} for the setup.\n",
+            "docs/secrets.yaml": "deployment: hidden\n",
+            "docs/credentials.json": '{"deployment": "hidden"}\n',
+            "infra/prod.tfvars": 'deployment = "hidden"\n',
+            "src/app.properties": "deployment=hidden\n",
+        },
+    )
+    workspace = _ws(tmp_path)
+    code = workspace.search_code("deployment settings region", k=10)
+    docs = workspace.search_docs("deployment token setup", k=10)
+    returned = code.text + docs.text + json.dumps([code.structured, docs.structured])
+    for value in secrets.values():
+        for line in value.splitlines():
+            assert line not in returned
+    assert "[redacted AWS Access Key]" in code.text and "[redacted Private Key]" in code.text
+    assert "[redacted GitHub Token]" in docs.text
+    stored = "\n".join(chunk.text for chunk in workspace.index("code").all_chunks())
+    assert secrets["aws"] not in stored
+    assert "def deployment_region" in stored
+    chunk = next(c for c in workspace.index("code").all_chunks() if "deployment_region" in c.text)
+    assert chunk.start_line == config.splitlines().index("def deployment_region():") + 1  # line numbers hold
+    redacted = workspace.index("code").status()["redacted"]
+    assert redacted == {"secrets": 5, "files": 1, "examples": ["src/config.py"]}
+    skipped = workspace.index("docs").status()["skipped"]
+    assert isinstance(skipped, dict)
+    assert sorted(skipped["examples"]["secret-looking name"]) == ["credentials.json", "secrets.yaml"]
+
+
 # -- 15. a request never builds an index past the build wait -------------------------------------------------
 
 

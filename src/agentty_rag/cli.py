@@ -126,6 +126,12 @@ def _status_text(status: dict[str, object]) -> str:
     lines.append(f"  {fresh}")
     if status.get("storage", "disk") != "disk":
         lines.append(f"  kept in {status['storage']}")
+    redacted = status.get("redacted")
+    if isinstance(redacted, dict) and redacted["secrets"]:
+        lines.append(
+            f"  secrets redacted: {redacted['secrets']} in {redacted['files']} files "
+            f"({', '.join(redacted['examples'][:5])})"
+        )
     manifest = status["manifest"]
     assert isinstance(manifest, dict)
     lines.append(

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +46,9 @@ from agentty_rag.index.store import (
 )
 from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
-from agentty_rag.sources.walker import SkipReport
-from agentty_rag.types import Chunk, FileStamp
+from agentty_rag.sources.secrets import redact
+from agentty_rag.sources.walker import REPORT_PATHS_PER_REASON, SkipReport
+from agentty_rag.types import Chunk, Document, FileStamp
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,10 @@ class _Prepared:
     hash: str
     chunks: list[Chunk]
     skip: str = ""
+    redacted: int = 0  # secrets replaced in its text
+
+    def row(self) -> FileRow:
+        return FileRow(self.stamp.size, self.stamp.mtime_ns, self.hash, len(self.chunks), self.skip, self.redacted)
 
 
 class CorpusIndex:
@@ -445,7 +450,7 @@ class CorpusIndex:
                 item, data = self._read(scan, key)
                 old = self._files[key]
                 if item.hash == old.hash and not item.skip:
-                    touched[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, old.hash, old.chunks, old.skip)
+                    touched[key] = replace(old, size=item.stamp.size, mtime_ns=item.stamp.mtime_ns)
                 else:
                     changed.append((item, data))
             report.touched = len(touched)
@@ -533,7 +538,7 @@ class CorpusIndex:
                 if self.progress is not None:
                     self.progress(number, len(keys), key)
                 item, counted = next(prepared)
-                files[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, item.hash, len(item.chunks), item.skip)
+                files[key] = item.row()
                 for chunk, counts in counted:
                     for counter in counts.values():
                         for term in counter:
@@ -610,9 +615,7 @@ class CorpusIndex:
                     added.append((next_slot, terms))
                     next_slot += 1
                 store.put_chunks(rows)
-                files = {
-                    p.key: FileRow(p.stamp.size, p.stamp.mtime_ns, p.hash, len(p.chunks), p.skip) for p in prepared
-                }
+                files = {p.key: p.row() for p in prepared}
                 files.update(touched)
                 store.put_files(files)
                 self._lexical.remove(old_slots)
@@ -793,6 +796,7 @@ class CorpusIndex:
                     "hash": row.hash,
                     "chunks": row.chunks,
                     **({"skip": row.skip} if row.skip else {}),
+                    **({"redacted": row.redacted} if row.redacted else {}),
                 }
                 for key, row in sorted(self._files.items())
             },
@@ -943,6 +947,12 @@ class CorpusIndex:
     def _never_built(self) -> bool:
         return self.on_disk and self._store is None and not self.config.db_path.exists()
 
+    def redactions(self) -> dict[str, object]:
+        """How many secrets were replaced before indexing, in how many files (and the first of them)."""
+        files = sorted(key.split(":", 1)[1] for key, row in self._files.items() if row.redacted)
+        secrets = sum(row.redacted for row in self._files.values())
+        return {"secrets": secrets, "files": len(files), "examples": files[:REPORT_PATHS_PER_REASON]}
+
     def storage(self) -> str:
         """``disk``, or ``memory`` with the reason the files under .agentty/ could not be used."""
         if self.on_disk:
@@ -960,6 +970,7 @@ class CorpusIndex:
             "fresh": fresh,
             "stale_reason": stale_reason,
             "storage": self.storage(),
+            "redacted": self.redactions(),
             "manifest": {**self.config.profile(), "roots": self.config.roots},
             "skipped": self.skipped().to_json(),
         }
@@ -1004,14 +1015,29 @@ def chunk_file(
         loaded = source.parse(item.stamp, data)
         if loaded.skip_reason:
             return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
-        chunks = [c for doc in loaded.documents for c in chunk_document(doc, chunking)]
+        documents, found = _without_secrets(loaded.documents)
+        chunks = [c for doc in documents for c in chunk_document(doc, chunking)]
         for chunk in chunks:
             _check_storable(chunk)
     except Exception as error:  # one hostile file must not take the whole index down: skip it, say why
         reason = f"could not be read ({type(error).__name__})"
         warning = f"{item.stamp.path}: {reason}: {error}; the file is skipped"
         return _Prepared(item.key, item.stamp, item.hash, [], reason), (warning,)
-    return _Prepared(item.key, item.stamp, item.hash, chunks), loaded.warnings
+    if found:  # said in the passage itself and counted in status; the log only on request
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+        log.info("%s: secrets redacted before indexing (%s)", item.stamp.path, kinds)
+    return _Prepared(item.key, item.stamp, item.hash, chunks, redacted=found.total()), loaded.warnings
+
+
+def _without_secrets(documents: Sequence[Document]) -> tuple[list[Document], Counter[str]]:
+    """The documents with every recognised secret replaced, and how many of each kind there were."""
+    found: Counter[str] = Counter()
+    clean = []
+    for document in documents:
+        text, title = redact(document.text), redact(document.title)
+        found += text.found + title.found
+        clean.append(replace(document, text=text.text, title=title.text) if text.found or title.found else document)
+    return clean, found
 
 
 def _check_storable(chunk: Chunk) -> None:

@@ -49,7 +49,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL,
-    chunks INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT ''
+    chunks INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', redacted INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, chunk_id TEXT NOT NULL, source TEXT NOT NULL,
@@ -106,6 +106,7 @@ class FileRow:
     hash: str
     chunks: int
     skip: str = ""
+    redacted: int = 0  # secrets replaced in its text before it was indexed
 
 
 def encode_terms(fields: Sequence[str], terms: Mapping[str, FieldTerms]) -> bytes:
@@ -231,8 +232,8 @@ class Store:
         return _integer(rows[0][0]) if rows else 0
 
     def files(self) -> dict[str, FileRow]:
-        rows = self._run("SELECT key, size, mtime_ns, hash, chunks, skip FROM files")
-        return {r[0]: FileRow(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+        rows = self._run("SELECT key, size, mtime_ns, hash, chunks, skip, redacted FROM files")
+        return {r[0]: FileRow(*r[1:]) for r in rows}
 
     def live_slots(self) -> npt.NDArray[np.int32]:
         return np.asarray([r[0] for r in self._run("SELECT slot FROM chunks")], np.int32)
@@ -384,8 +385,8 @@ class Store:
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self._run_many(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-            [(k, r.size, r.mtime_ns, r.hash, r.chunks, r.skip) for k, r in rows.items()],
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(k, r.size, r.mtime_ns, r.hash, r.chunks, r.skip, r.redacted) for k, r in rows.items()],
         )
 
     def delete_files_rows(self, keys: Iterable[str]) -> None:
