@@ -501,6 +501,85 @@ def test_secrets_are_redacted_before_indexing_and_secret_files_are_skipped(tmp_p
     assert sorted(skipped["examples"]["secret-looking name"]) == ["credentials.json", "secrets.yaml"]
 
 
+# -- 16. serving beyond loopback ------------------------------------------------------------------------------
+
+
+def _serve_http(root: Path, host: str, port: int, **env: str) -> subprocess.Popen[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update({**LEXICAL, **env})
+    command = [sys.executable, "-m", "agentty_rag", "--root", str(root), "serve", "--transport", "http"]
+    return subprocess.Popen(
+        [*command, "--host", host, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+
+
+def _wait_for_port(process: subprocess.Popen[str], port: int) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("the HTTP server did not start")
+
+
+def test_a_non_loopback_bind_is_refused_without_a_token_and_needs_it_with_one(tmp_path: Path) -> None:
+    import anyio
+    import httpx2
+
+    from tests.conftest import free_port
+
+    write(tmp_path, {"docs/a.md": "# Keys\n\nRotate the keys.\n"})
+    refused = _serve_http(tmp_path, "0.0.0.0", free_port())
+    out, err = refused.communicate(timeout=60)
+    assert refused.returncode == 2
+    assert "--host 0.0.0.0 would serve every machine" in err and "AGENTTY_RAG_HTTP_TOKEN" in err
+
+    token = "correct-horse-battery-staple"
+    port = free_port()
+    server = _serve_http(tmp_path, "0.0.0.0", port, AGENTTY_RAG_HTTP_TOKEN=token)
+    try:
+        _wait_for_port(server, port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            assert httpx2.post(url, json={}, headers=headers).status_code == 401
+
+        assert anyio.run(_tool_names, url, {"Authorization": f"Bearer {token}"}) == {"search_docs", "search_code"}
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert "reachable from other machines" in err and token not in err
+
+    port = free_port()
+    local = _serve_http(tmp_path, "127.0.0.1", port)  # loopback needs no token: the SDK checks Host and Origin
+    try:
+        _wait_for_port(local, port)
+        assert anyio.run(_tool_names, f"http://127.0.0.1:{port}/mcp", {}) == {"search_docs", "search_code"}
+    finally:
+        local.terminate()
+        local.communicate(timeout=30)
+
+
+async def _tool_names(url: str, headers: dict[str, str]) -> set[str]:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    client = httpx2.AsyncClient(headers=headers)
+    async with client, streamable_http_client(url, http_client=client) as (read, write_stream):
+        async with ClientSession(read, write_stream) as session:
+            await session.initialize()
+            return {tool.name for tool in (await session.list_tools()).tools}
+
+
 # -- 15. a request never builds an index past the build wait -------------------------------------------------
 
 

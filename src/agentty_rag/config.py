@@ -29,6 +29,7 @@ class Variable:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
+    secret: bool = False  # never shown: reports say only whether it is set
 
 
 KIB = 1024
@@ -310,6 +311,14 @@ VARIABLES: tuple[Variable, ...] = (
         60_000,
     ),
     Variable(
+        "AGENTTY_RAG_HTTP_TOKEN",
+        "http_token",
+        "str",
+        None,
+        "Bearer token every HTTP request must carry; required to serve on an address other than loopback.",
+        secret=True,
+    ),
+    Variable(
         "AGENTTY_RAG_MEASURE",
         "measure",
         "bool",
@@ -374,6 +383,7 @@ class Settings:
     proactive_bytes: int = 6144
     proactive_min_confidence: float = 0.30
     proactive_timeout_ms: int = 2000
+    http_token: str | None = None
     measure: bool = False
     log_level: str = "warning"
     home: Path | None = None
@@ -501,6 +511,8 @@ def effective_values(settings: Settings) -> dict[str, str]:
         value = getattr(settings, var.attr)
         if value is None:
             out[var.name] = ""
+        elif var.secret:
+            out[var.name] = "(set)"
         elif isinstance(value, bool):
             out[var.name] = "1" if value else "0"
         elif isinstance(value, tuple):

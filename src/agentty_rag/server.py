@@ -8,6 +8,8 @@ waits for it (up to AGENTTY_RAG_BUILD_WAIT_MS) and reports progress to a client 
 from __future__ import annotations
 
 import functools
+import hmac
+import ipaddress
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -20,9 +22,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentty_rag import __version__
-from agentty_rag.errors import AgenttyError
+from agentty_rag.errors import AgenttyError, BadRequest
 from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.service import MAX_K, Outcome, Workspace
 
@@ -238,13 +242,64 @@ def build_server(workspace: Workspace) -> MCPServer[AppState]:
     return mcp
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class RequireBearer:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401 and goes no further."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers", ())).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                refusal = PlainTextResponse("a bearer token is required", 401, {"WWW-Authenticate": "Bearer"})
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(mcp: MCPServer[AppState], host: str, token: str | None) -> ASGIApp:
+    """The streamable HTTP app; bound beyond loopback only behind a bearer token.
+
+    The SDK checks Host and Origin (against DNS rebinding) only on loopback; on any other address the token
+    is what keeps other machines out.
+
+    Raises:
+        BadRequest: a non-loopback ``host`` without ``AGENTTY_RAG_HTTP_TOKEN``.
+    """
+    if not is_loopback(host):
+        if not token:
+            raise BadRequest(
+                f"--host {host} would serve every machine that can reach this one, with no authentication; "
+                "set AGENTTY_RAG_HTTP_TOKEN to require a bearer token, or serve on 127.0.0.1"
+            )
+        log.warning("serving on %s: reachable from other machines; every request must carry the bearer token", host)
+    app: ASGIApp = mcp.streamable_http_app(host=host)
+    return RequireBearer(app, token) if token else app
+
+
 def serve(workspace: Workspace, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
     """Run the server until the client disconnects."""
     mcp = build_server(workspace)
     if transport == "http":
-        mcp.run("streamable-http", host=host, port=port)
+        import uvicorn
+
+        app = http_app(mcp, host, workspace.settings.http_token)
+        config = uvicorn.Config(app, host=host, port=port, log_level=workspace.settings.log_level)
+        uvicorn.Server(config).run()
     else:
         mcp.run()
 
 
-__all__ = ["SearchOutput", "build_server", "serve"]
+__all__ = ["RequireBearer", "SearchOutput", "build_server", "http_app", "is_loopback", "serve"]
