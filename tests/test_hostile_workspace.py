@@ -24,6 +24,7 @@ from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.service import Workspace
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.walker import ScanResult
+from agentty_rag.state import first_time, read_mode
 from tests.conftest import LEXICAL, run_module, write
 
 SECRET_WORD = "zanzibarquokka"  # stands for whatever lives outside the workspace
@@ -112,6 +113,22 @@ def test_a_state_folder_that_links_out_of_the_workspace_is_never_written(tmp_pat
     assert "code:src/a.py" in workspace.search_code("alpha rollout").text
     assert sorted(p.name for p in outside.iterdir()) == before
     assert "outside the workspace" in str(workspace.index("code").status()["storage"])
+
+
+def test_settings_and_sessions_files_that_link_out_are_neither_read_nor_written(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    (outside / "settings.json").write_text('{"proactive": "on"}')
+    (ws / ".agentty").mkdir(parents=True)
+    (ws / ".agentty" / "settings.json").symlink_to(outside / "settings.json")
+    (ws / ".agentty" / "sessions.json").symlink_to(outside / "victim.txt")
+    assert read_mode(ws / ".agentty")[0] == "off"  # the linked file's "on" is never read
+    assert first_time(ws / ".agentty", "session-1") is True
+    result = _cli(ws, "proactive", "first-turn")  # replaces the link itself, never writes through it
+    assert result.returncode == 0, result.stderr
+    assert not (ws / ".agentty" / "settings.json").is_symlink()
+    assert read_mode(ws / ".agentty") == ("first-turn", "")
+    assert (outside / "settings.json").read_text() == '{"proactive": "on"}'
+    assert (outside / "victim.txt").read_text() == "precious\n"
 
 
 # -- 2. docs, knowledge, memory and skills that link out are not read ----------------------------------------

@@ -224,7 +224,11 @@ def _proactive(workspace: Any, mode: str | None) -> int:
     from agentty_rag.state import read_mode, write_mode
 
     if mode is not None:
-        write_mode(workspace.state_dir, mode)
+        try:
+            write_mode(workspace.state_dir, mode)
+        except OSError as error:  # a link out, a read-only folder: said in one line, nothing written
+            print(f"agentty-rag: the proactive mode could not be saved: {error}", file=sys.stderr)
+            return 1
         print(f"proactive injection: {mode} (saved in {workspace.state_dir / 'settings.json'})")
     saved, problem = read_mode(workspace.state_dir)
     if problem:
