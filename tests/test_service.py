@@ -74,18 +74,20 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path) -> 
     write(tmp_path, {"docs/a.md": "# Install\n"})
     workspace = _ws(tmp_path)
     index = workspace.index("docs")
-    holding, release = threading.Event(), threading.Event()
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def build_in_another_thread() -> None:  # what a long first build looks like to a search
         with index.lock:
             index.build_state = (3, 10)
             holding.set()
             release.wait(10)
+            done.set()
 
     builder = threading.Thread(target=build_in_another_thread)
     builder.start()
     holding.wait(10)
     outcome = workspace.search_docs("install", wait_s=0.05)
+    assert not done.is_set()  # the answer came while the build still held the index
     release.set()
     builder.join()
     assert "the docs index is still being built (3 of 10 files) — try again" in outcome.text

@@ -187,6 +187,7 @@ class CorpusIndex:
         self.on_disk = config.persist  # False once the files under .agentty/ turned out unusable
         self.storage_problem = ""  # why the index lives in memory although it should be on disk
         self._notes: list[str] = []  # what a search should tell about the index (rebuilt, kept in memory)
+        self._notes_lock = threading.Lock()
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -198,11 +199,14 @@ class CorpusIndex:
     def _note(self, message: str) -> None:
         """Warn once, and keep the message for the next search's result."""
         self._warn(message)
-        self._notes.append(message)
+        with self._notes_lock:
+            self._notes.append(message)
 
     def take_notes(self) -> tuple[str, ...]:
-        """What happened to the index since the last call (rebuilt after corruption, kept in memory)."""
-        with self.lock:
+        """What happened to the index since the last call (rebuilt after corruption, kept in memory).
+
+        Never waits for the index lock: a request answering "still being built" reads them too."""
+        with self._notes_lock:
             notes, self._notes = tuple(dict.fromkeys(self._notes)), []
             return notes
 
