@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -632,3 +633,31 @@ def test_a_request_answers_still_being_built_instead_of_building_inside_it(tmp_p
         holder.communicate("", timeout=30)
     answered = workspace.search_code("handler 7", wait_s=120)
     assert "code:src/m7.py" in answered.text
+
+
+def test_with_an_embedding_server_the_answer_still_comes_while_a_build_holds_the_index(
+    tmp_path: Path, compat_server: Callable[..., Any]
+) -> None:
+    server = compat_server()
+    write(tmp_path, {"src/a.py": "def handler():\n    return 1\n"})
+    settings = load_settings({"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"})
+    workspace = Workspace(tmp_path, settings)
+    workspace.background_builds = True
+    assert workspace.dense.ensure().state == "ready"
+    index = workspace.index("code")
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def build() -> None:  # a long build holds the index
+        with index.lock:
+            holding.set()
+            release.wait(60)
+            done.set()
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    holding.wait(60)
+    outcome = workspace.search_code("handler", wait_s=0.05)
+    assert not done.is_set()  # answered while the build held the index (reading its vectors would wait)
+    release.set()
+    builder.join()
+    assert "the code index is still being built" in outcome.text

@@ -292,7 +292,7 @@ class Workspace:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
             reason = f"the {name} index is still being built{progress} — try again in a few seconds"
-            return Attempt(index, None, self._mode("bm25", index, degraded), reason, index.take_notes())
+            return Attempt(index, None, self._unranked_mode(degraded), reason, index.take_notes())
         return attempt
 
     def _attempt(
@@ -454,13 +454,20 @@ class Workspace:
             self._embedding[name] = thread
             thread.start()
 
-    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
-        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+    def _unranked_mode(self, degraded: str) -> str:
+        """The mode of an answer that ranked nothing: it never reads the index (a build may hold it)."""
         status = self.dense.status
         if degraded:
             return f"bm25 (degraded: dense — {degraded})"
         if status.state == "unavailable":
             return f"bm25 (dense unavailable: {status.reason})"
+        return "bm25"
+
+    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
+        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+        status = self.dense.status
+        if degraded or status.state == "unavailable":
+            return self._unranked_mode(degraded)
         if mode == "hybrid":
             have, live = index.vector_coverage()
             if have < live:
