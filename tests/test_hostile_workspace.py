@@ -660,4 +660,5 @@ def test_with_an_embedding_server_the_answer_still_comes_while_a_build_holds_the
     assert not done.is_set()  # answered while the build held the index (reading its vectors would wait)
     release.set()
     builder.join()
+    workspace.close()
     assert "the code index is still being built" in outcome.text

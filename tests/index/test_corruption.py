@@ -61,13 +61,18 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, lis
     return root, db.read_bytes(), answers
 
 
-def _damage(root: Path, pristine_bytes: bytes, page: int, noise: bytes) -> None:
+def _install(root: Path, database: bytes) -> None:
+    """Put ``database`` in place of the index's database file, with no write-ahead log beside it."""
     db = root / ".agentty" / "rag_code.ragdb"
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.write_bytes(database)
+
+
+def _damage(root: Path, pristine_bytes: bytes, page: int, noise: bytes) -> None:
     data = bytearray(pristine_bytes)
     data[page * PAGE : (page + 1) * PAGE] = noise
-    db.write_bytes(bytes(data))
+    _install(root, bytes(data))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -80,6 +85,24 @@ def test_a_random_damaged_page_is_rebuilt_or_harmless_never_wrong(
     page = data.draw(st.integers(0, pages - 1), label="page")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     _damage(root, pristine_bytes, page, random.Random(seed).randbytes(PAGE))
+    _assert_right_answers(root, expected)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 7)), min_size=1, max_size=12))
+def test_random_bit_flips_are_rebuilt_or_harmless_never_wrong(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], flips: list[tuple[int, int]]
+) -> None:
+    root, pristine_bytes, expected = pristine
+    data = bytearray(pristine_bytes)
+    for position, bit in flips:
+        data[position % len(data)] ^= 1 << bit
+    _install(root, bytes(data))
+    _assert_right_answers(root, expected)
+
+
+def _assert_right_answers(root: Path, expected: list[list[tuple[str, str]]]) -> None:
+    """A new process's answers on the damaged index: never an exception, always the undamaged answers."""
     workspace = Workspace(root, load_settings(LEXICAL))
     try:
         answers, _ = _answers(workspace)  # never raises
@@ -94,7 +117,7 @@ def _answers_after_a_change(
     root: Path, pristine_bytes: bytes, sql: str, params: tuple[object, ...] = ()
 ) -> tuple[list[list[tuple[str, str]]], list[str]]:
     """The answers and notes after ``sql`` changed the pristine database behind the index's back."""
-    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])  # the pristine file again
+    _install(root, pristine_bytes)
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
     db.execute(sql, params)
     db.commit()
@@ -110,7 +133,7 @@ def test_a_changed_postings_blob_is_caught_by_its_checksum_and_rebuilt(
     pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
 ) -> None:
     root, pristine_bytes, expected = pristine
-    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])
+    _install(root, pristine_bytes)
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
     (slots,) = db.execute("SELECT slots FROM segments WHERE field = 'body'").fetchone()
     db.close()
@@ -146,7 +169,7 @@ def test_a_writer_that_died_mid_update_makes_the_next_opener_check_the_database(
     pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], died_mid_update: bool
 ) -> None:
     root, pristine_bytes, expected = pristine
-    _damage(root, pristine_bytes, 0, pristine_bytes[:PAGE])
+    _install(root, pristine_bytes)
     # The chunks-by-file index is read only when files change: a search never meets this damage.
     page = _root_page(root, "chunks_by_file") - 1
     _damage(root, pristine_bytes, page, b"\xff" * PAGE)

@@ -14,9 +14,10 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 Chunks added after the last compaction (slots at or above ``meta.base_slots``) are read from their term
 blobs into the in-memory delta at open.
 
-Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error. So
-every chunk row and every segment carries an xxHash checksum, and every vector ends with one; a value that
-does not match is corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every
+Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
+a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every chunk
+row, term and segment carries an xxHash checksum, and every vector ends with one; a value that does not
+match is corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every
 SQLite error is classified once, here: busy, cannot be written (``IndexUnwritable``), or corrupt.
 """
 
@@ -42,6 +43,15 @@ from agentty_rag.index.lexical import FieldTerms, Segment
 from agentty_rag.types import Chunk
 
 SCHEMA_VERSION = 3
+# What a damaged database can raise: SQLite's errors, and a decoding error when its message quotes bad bytes.
+_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+_META_SUM = "checksum"
+
+
+def _meta_checksum(meta: Mapping[str, object]) -> str:
+    return checksum(*(part for key in sorted(meta) for part in (key, meta[key])))
+
+
 SIDECARS = ("", "-wal", "-shm", "-journal")
 _VECTOR_SUM_BYTES = 8
 
@@ -61,7 +71,7 @@ CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_key);
 CREATE TABLE IF NOT EXISTS vectors (
     profile TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (profile, hash)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments (
     field TEXT PRIMARY KEY, n_terms INTEGER NOT NULL, indptr BLOB NOT NULL, slots BLOB NOT NULL,
     tfs BLOB NOT NULL, lengths BLOB NOT NULL, checksum TEXT NOT NULL
@@ -69,7 +79,7 @@ CREATE TABLE IF NOT EXISTS segments (
 """
 
 _CHUNK_COLUMNS = "slot, source, ref, start_line, end_line, text, language, kind, context, symbol, title"
-# What a chunk's checksum covers: every column but the slot, in table order.
+# What a chunk's checksum covers, with its slot: every other column, in table order.
 _SUMMED_COLUMNS = (
     "file_key, chunk_id, source, ref, start_line, end_line, language, kind, context, symbol, title, text, terms, "
     "embed_hash"
@@ -77,11 +87,15 @@ _SUMMED_COLUMNS = (
 
 
 def checksum(*parts: object) -> str:
-    """xxHash3-64 over values (text, numbers, bytes), each length-prefixed so that no two lists collide."""
+    """xxHash3-64 over values (text, numbers, bytes), each with its type and length, so that no two lists
+    collide and a damaged row whose text comes back as bytes (or a number as text) does not match."""
     digest = xxhash.xxh3_64()
     for part in parts:
-        data = part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "little"))
+        if isinstance(part, bytes):
+            kind, data = b"b", part
+        else:
+            kind, data = (b"s" if isinstance(part, str) else b"n"), str(part).encode("utf-8", "surrogatepass")
+        digest.update(kind + len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.hexdigest()
 
@@ -151,7 +165,7 @@ class Store:
             refuse_links(path)
         try:
             self._db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as error:
+        except _ERRORS as error:
             raise classify(error, path.name) from error
         try:
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -162,8 +176,8 @@ class Store:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
             version = dict(self._db.execute("SELECT key, value FROM meta").fetchall()).get("schema_version")
-        except sqlite3.Error as error:
-            with contextlib.suppress(sqlite3.Error):
+        except _ERRORS as error:
+            with contextlib.suppress(*_ERRORS):
                 self._db.close()
             raise classify(error, path.name) from error
         if version is None:
@@ -173,7 +187,7 @@ class Store:
             raise IndexCorrupt(f"{path.name} has schema version {version}; this version reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        with self._lock, contextlib.suppress(sqlite3.Error):
+        with self._lock, contextlib.suppress(*_ERRORS):
             self._db.close()
 
     @staticmethod
@@ -188,18 +202,18 @@ class Store:
         with self._lock:
             try:
                 return self._db.execute(sql, params).fetchall()
-            except sqlite3.Error as error:
+            except _ERRORS as error:
                 raise classify(error, self.path.name) from error
 
     def _run_many(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
         with self._lock:
             try:
                 self._db.executemany(sql, rows)
-            except sqlite3.Error as error:
+            except _ERRORS as error:
                 raise classify(error, self.path.name) from error
 
     def _rollback(self) -> None:
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(*_ERRORS):
             self._db.execute("ROLLBACK")
 
     @contextlib.contextmanager
@@ -210,7 +224,7 @@ class Store:
             try:
                 yield
                 generation = int(self.meta().get("generation", "0")) + 1
-                self._run("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation),))
+                self.set_meta({"generation": str(generation)})
                 self._run("COMMIT")
             except BaseException:
                 self._rollback()
@@ -225,7 +239,12 @@ class Store:
     # -- reads ----------------------------------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
-        return dict(self._run("SELECT key, value FROM meta"))
+        """The ``meta`` table; ``IndexCorrupt`` when it does not match the checksum kept with it."""
+        meta = dict(self._run("SELECT key, value FROM meta"))
+        stored = meta.pop(_META_SUM, None)
+        if stored is not None and stored != _meta_checksum(meta):
+            raise IndexCorrupt(f"the header of {self.path.name} does not match its checksum")
+        return meta
 
     def generation(self) -> int:
         rows = self._run("SELECT value FROM meta WHERE key = 'generation'")
@@ -269,7 +288,7 @@ class Store:
         checksum."""
         rows = self._run(f"SELECT slot, {_SUMMED_COLUMNS}, checksum FROM chunks {where}", params)
         for row in rows:
-            if checksum(*row[1:-1]) != row[-1]:
+            if checksum(*row[:-1]) != row[-1]:
                 raise IndexCorrupt(f"chunk {row[0]} in {self.path.name} does not match its checksum")
         return rows
 
@@ -292,7 +311,10 @@ class Store:
                 yield from self._run(sql.format(marks=marks), batch)
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
-        return dict(self._rows_in("SELECT term, id FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
+        rows = list(self._rows_in("SELECT term, id, checksum FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
+        if any(checksum(term, term_id) != stored for term, term_id, stored in rows):
+            raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
+        return {term: term_id for term, term_id, _ in rows}
 
     def vocab_size(self) -> int:
         return int(self._run("SELECT COALESCE(MAX(id) + 1, 0) FROM vocab")[0][0])
@@ -305,7 +327,10 @@ class Store:
 
     def chunk_attributes(self) -> list[tuple[int, str, str, str]]:
         """(slot, source, ref, language) of every chunk, for filters."""
-        return self._run("SELECT slot, source, ref, language FROM chunks")
+        rows = self._run("SELECT slot, source, ref, language FROM chunks")
+        if not all(isinstance(value, str) for row in rows for value in row[1:]):
+            raise IndexCorrupt(f"a chunk's provenance in {self.path.name} is not text")
+        return rows
 
     def slots_of_files(self, keys: Iterable[str]) -> list[int]:
         return [row[0] for row in self._rows_in("SELECT slot FROM chunks WHERE file_key IN ({marks})", list(keys))]
@@ -372,16 +397,21 @@ class Store:
     # -- writes (call inside ``transaction()``) -------------------------------------------------------------
 
     def set_meta(self, values: Mapping[str, str]) -> None:
-        self._run_many("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+        """Write ``meta`` entries and the checksum over the whole table."""
+        with self._lock:
+            self._run_many("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+            meta = {key: value for key, value in self._run("SELECT key, value FROM meta") if key != _META_SUM}
+            self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_META_SUM, _meta_checksum(meta)))
 
     def clear(self) -> None:
         with self._lock:
             for table in ("files", "chunks", "vocab", "segments"):
                 self._run(f"DELETE FROM {table}")
             self._run("DELETE FROM meta WHERE key NOT IN ('schema_version', 'generation')")
+            self.set_meta({})
 
     def add_terms(self, terms: Mapping[str, int]) -> None:
-        self._run_many("INSERT INTO vocab VALUES (?, ?)", list(terms.items()))
+        self._run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, checksum(t, i)) for t, i in terms.items()])
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self._run_many(
@@ -443,7 +473,7 @@ def _chunk_row(slot: int, key: str, chunk: Chunk, blob: bytes) -> tuple[object, 
         blob,
         embed_hash(c),
     )
-    return (slot, *summed, checksum(*summed))
+    return (slot, *summed, checksum(slot, *summed))
 
 
 def _chunk_of_full(row: Sequence[Any]) -> Chunk:
@@ -469,10 +499,12 @@ def refuse_links(path: Path) -> None:
             raise IndexUnwritable(str(error)) from None
 
 
-def classify(error: sqlite3.Error, name: str) -> AgenttyError:
+def classify(error: sqlite3.Error | UnicodeDecodeError, name: str) -> AgenttyError:
     """What a SQLite error means for the index: busy (try again), cannot be written here (keep the index in
     memory), or corrupt (rebuild). Busy and unwritable are never corruption: rebuilding would not help and
     would throw a good index away."""
+    if isinstance(error, UnicodeDecodeError):  # SQLite's own message quoted damaged bytes
+        return IndexCorrupt(f"{name} is not a readable index (a damaged schema)")
     text = str(error).lower()
     if "locked" in text or "busy" in text:
         return IndexBusy(f"{name} is busy ({error}); try again")
