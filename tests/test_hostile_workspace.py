@@ -19,6 +19,7 @@ import pytest
 
 from agentty_rag.chunking.code import PARSE_MAX_CHARS
 from agentty_rag.config import load_settings
+from agentty_rag.errors import BadRequest
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.inject import HookEvent, proactive_context
@@ -164,6 +165,9 @@ def test_sources_that_link_out_of_the_workspace_are_not_read(tmp_path: Path, lin
     assert SECRET_WORD not in (injection.block or "")
     skipped = workspace.index("docs").status()["skipped"]
     assert isinstance(skipped, dict) and "symlink outside root" in skipped["counts"]
+    if link == "docs":  # a scope cannot probe the linked folder either
+        with pytest.raises(BadRequest, match="the docs folder links outside the workspace"):
+            workspace.search_docs("password", scope="private.md")
 
 
 def test_an_explicit_docs_folder_outside_the_workspace_is_the_one_deliberate_exception(tmp_path: Path) -> None:

@@ -212,9 +212,12 @@ class Workspace:
         """A scope as a path prefix relative to the docs folder (None: no scope)."""
         if scope is None or scope.strip() in ("", ".", "./"):
             return None
-        docs_root = self.docs_root()
-        if docs_root is None:
+        docs_folder = self._docs_folder()
+        if docs_folder is None:
             raise BadRequest(f"scope {scope!r} given, but there is no docs folder to scope")
+        docs_root = self._resolve(docs_folder)
+        if not is_inside(str(docs_root), str(self._boundary(docs_folder))):
+            raise BadRequest(f"scope {scope!r} given, but the docs folder links outside the workspace ({docs_root})")
         candidates = [self._inside_root(scope, docs_root)]
         if not Path(scope).is_absolute():
             candidates.append(self._inside_root(scope, self.root))
