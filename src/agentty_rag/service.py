@@ -440,12 +440,15 @@ class Workspace:
         embedder = self.dense.document_embedder()
         if status.state != "ready" or status.profile is None or embedder is None:
             return 0
-        index.use_embeddings(status.profile)
         try:
+            index.use_embeddings(status.profile)
             return index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
         except EmbeddingError as error:
             self.dense.document_failed(error.reason)
             log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
+            return 0
+        except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
+            index.recover(error)
             return 0
 
     def _schedule_embedding(self, name: str) -> None:
@@ -494,7 +497,10 @@ class Workspace:
         index = self.index(name)
         status = self.dense.ensure()
         if status.state == "ready" and status.profile is not None:
-            index.use_embeddings(status.profile)
+            try:
+                index.use_embeddings(status.profile)
+            except IndexCorrupt as error:  # reported, and rebuilt by the next search
+                index.recover(error)
         have, live = index.vector_coverage()
         return {
             "state": self.dense.status.state,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -181,3 +183,26 @@ def test_a_writer_that_died_mid_update_makes_the_next_opener_check_the_database(
     assert answers == expected
     checked = any("failed its integrity check" in note and "rebuilding the code index" in note for note in notes)
     assert checked is died_mid_update
+
+
+def test_a_changed_vector_is_caught_by_its_checksum(tmp_path: Path, compat_server: Callable[..., Any]) -> None:
+    server = compat_server()
+    write(tmp_path, {f"pkg/mod_{i}.py": f"def handler_{i}(value):\n    return value + {i}\n" for i in range(4)})
+    settings = load_settings({"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"})
+    workspace = Workspace(tmp_path, settings)
+    first = workspace.search_code("handler value")  # builds the index and embeds its few chunks
+    workspace.close()
+    assert first.structured["mode"] == "hybrid"
+    db = sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb")
+    (vector,) = db.execute("SELECT vector FROM vectors LIMIT 1").fetchone()
+    changed = bytes([vector[0] ^ 0x40]) + vector[1:]  # one value of one vector: the dense leg would drift
+    db.execute("UPDATE vectors SET vector = ? WHERE vector = ?", (changed, vector))
+    db.commit()
+    db.close()
+    workspace = Workspace(tmp_path, settings)
+    again = workspace.search_code("handler value")
+    workspace.close()
+    assert any("a stored vector does not match its checksum" in note for note in again.structured["notes"])
+    assert [r["provenance"] for r in again.structured["results"]] == [
+        r["provenance"] for r in first.structured["results"]
+    ]
