@@ -596,7 +596,9 @@ class CorpusIndex:
         meta = store.meta()
         next_slot = meta_int(meta, "next_slot")
         old_keys = [p.key for p in prepared if p.key in self._files] + removed
-        counts_per_chunk = [(p, chunk, count_terms(self._tokenizer, chunk)) for p in prepared for chunk in p.chunks]
+        counted = [counted_terms(self._tokenizer, p) for p in prepared]
+        prepared = [item for item, _ in counted]
+        counts_per_chunk = [(item, chunk, counts) for item, pairs in counted for chunk, counts in pairs]
         wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
         try:
             with store.transaction():
@@ -1062,7 +1064,17 @@ def prepare_file(
         tokenizer = _worker_tokenizer
     item, data = read_file(stamp, source.max_bytes)
     item, warnings = chunk_file(source, item, data, chunking)
-    return item, [(chunk, count_terms(tokenizer, chunk)) for chunk in item.chunks], warnings
+    item, counted = counted_terms(tokenizer, item)
+    return item, counted, warnings
+
+
+def counted_terms(tokenizer: Tokenizer, item: _Prepared) -> tuple[_Prepared, list[Counted]]:
+    """Each chunk of a file with its term counts; a file whose text the tokenizer fails on is skipped."""
+    try:
+        return item, [(chunk, count_terms(tokenizer, chunk)) for chunk in item.chunks]
+    except Exception as error:  # one hostile file must not take the whole index down
+        log.warning("%s: terms could not be counted (%s); the file is skipped", item.stamp.path, error)
+        return replace(item, chunks=[], skip=f"could not be read ({type(error).__name__})"), []
 
 
 def count_terms(tokenizer: Tokenizer, chunk: Chunk) -> dict[str, Counter[str]]:
