@@ -342,9 +342,10 @@ class CorpusIndex:
         if self._store is not None:
             self._store.close()
             self._store = None
-        Store.delete_files(self.config.db_path)
-        with contextlib.suppress(FileNotFoundError):
-            self.config.manifest_path.unlink()
+        if self.on_disk:  # an index kept in memory never touches the files it refused
+            Store.delete_files(self.config.db_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.config.manifest_path.unlink()
         self._generation = -1
         self._reload()
 
