@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentty_rag.chunking.code import PARSE_MAX_CHARS
-from agentty_rag.config import load_settings
+from agentty_rag.config import effective_values, load_settings
 from agentty_rag.errors import BadRequest
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.engine import CorpusIndex
@@ -579,6 +579,7 @@ def test_a_non_loopback_bind_is_refused_without_a_token_and_needs_it_with_one(tm
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert "reachable from other machines" in err and token not in err
+    assert effective_values(load_settings({"AGENTTY_RAG_HTTP_TOKEN": token}))["AGENTTY_RAG_HTTP_TOKEN"] == "(set)"
 
     port = free_port()
     local = _serve_http(tmp_path, "127.0.0.1", port)  # loopback needs no token: the SDK checks Host and Origin
