@@ -66,6 +66,21 @@ def write(root: Path, files: Mapping[str, str | bytes] | Mapping[str, str]) -> N
             path.write_text(content, encoding="utf-8")
 
 
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with docs at its root and source code two levels down."""
+    root = tmp_path / "repo"
+    write(
+        root,
+        {
+            "docs/deploy.md": "# Deploying\n\nThe release train leaves every Tuesday from the staging branch.\n",
+            "src/app/server.py": "def start_server(port):\n    return port\n",
+        },
+    )
+    (root / ".git").mkdir()
+    return root
+
+
 # -- the Ollama-compatible embedding server, for the dense leg's tests ---------------------------------------
 
 COMPAT_SERVER = REPO.parent / "shared" / "tools" / "ollama_compat_server.py"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import CompatServer, fixture_env, run_module, write
+from tests.conftest import CompatServer, fixture_env, free_port, run_module, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -55,12 +57,13 @@ def test_index_status_and_json_search(tmp_path: Path) -> None:
     )
     built = _run(tmp_path, "index", "all", AGENTTY_RAG_CODE_MAX_BYTES="1024")
     assert built.returncode == 0, built.stderr
-    assert "docs: rebuilt — 1 files, 1 chunks" in built.stdout
-    assert "code: rebuilt — 1 files" in built.stdout
+    assert "docs: rebuilt — 1 file, 1 chunk" in built.stdout
+    assert "code: rebuilt — 1 file, 1 chunk" in built.stdout and "code: 1 skipped (1 too large)" in built.stdout
     status = _run(tmp_path, "status", AGENTTY_RAG_CODE_MAX_BYTES="1024")
     assert status.returncode == 0
-    assert "code index:" in status.stdout and "fresh" in status.stdout
-    assert "skipped: 1 too large" in status.stdout and "too large: src/big.py" in status.stdout
+    assert "\ncode: 1 file, 1 chunk — fresh (updated " in status.stdout
+    assert "skipped: 1 (1 too large)" in status.stdout and "too large: src/big.py" in status.stdout
+    assert "1 code file(s) skipped as too large: AGENTTY_RAG_CODE_MAX_BYTES includes them" in status.stdout
     found = _run(tmp_path, "search-code", "start", "server", "--json", AGENTTY_RAG_CODE_MAX_BYTES="1024")
     data = json.loads(found.stdout)
     assert data["results"][0]["provenance"] == "code:src/app.py:1-2"
@@ -76,13 +79,13 @@ def test_status_of_a_never_indexed_workspace_writes_nothing(
     dense = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
     status = _run(tmp_path, "status", **dense)
     assert status.returncode == 0, status.stderr
-    assert "stale (no index yet: 2 files to index)" in status.stdout
+    assert "docs: not indexed yet — 2 files to index" in status.stdout
     assert "dense: ready: all-minilm" in status.stdout
     assert not (tmp_path / ".agentty").exists()
     assert _run(tmp_path, "index", "docs", **dense).returncode == 0
     after = _run(tmp_path, "status", **dense)
-    assert "docs index:" in after.stdout and "\n  fresh\n" in after.stdout
-    assert "2 of 2 chunks embedded" in after.stdout
+    assert "docs: 2 files, 2 chunks — fresh" in after.stdout and "docs folder: ./docs — 2 files" in after.stdout
+    assert "vectors: 2 of 2 chunks embedded" in after.stdout
 
 
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
@@ -96,3 +99,115 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
         text=True,
     )
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
+
+
+def _run_default_dense(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command with the dense leg left at its default: on, probing the default Ollama address."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | env
+    return subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+def test_headers_stay_quiet_when_no_embedding_server_was_configured(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    found = _run_default_dense(tmp_path, "search-docs", "installer")
+    empty = _run_default_dense(tmp_path, "search-docs", "zebra")
+    assert found.stdout.startswith("search_docs · bm25 · lexical "), found.stdout
+    assert empty.stdout.splitlines()[-1] == "no matches (bm25)"
+    assert "dense" not in found.stdout + empty.stdout
+    status = _run_default_dense(tmp_path, "status")
+    assert "dense: unavailable:" in status.stdout  # the reason lives in status
+
+
+def test_headers_give_the_reason_when_a_configured_server_fails(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    host = f"127.0.0.1:{free_port()}"
+    found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST=host)
+    header = found.stdout.splitlines()[0]
+    assert f"· bm25 (dense unavailable: connection refused at http://{host}) ·" in header
+
+
+def test_status_of_an_empty_workspace_tells_a_newcomer_what_to_do(tmp_path: Path) -> None:
+    status = _run(tmp_path, "status")
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert lines[0] == f"workspace: {tmp_path}"
+    assert "docs: not indexed yet — 0 files to index" in lines
+    assert "  docs folder: none found (looked in ./docs, ./.agentty/knowledge)" in lines
+    assert "  skills: 0 files (./.agentty/skills does not exist; ~/.agentty/skills does not exist)" in lines
+    assert "  memory: ./.agentty/memory does not exist (facts an agent learns go there)" in lines
+    assert lines[lines.index("next:") + 1] == (
+        "  - no docs folder found (looked in ./docs, ./.agentty/knowledge): create ./docs or set AGENTTY_DOCS_DIR"
+    )
+    assert "tokenizer" not in status.stdout and "generation" not in status.stdout  # internals: --verbose
+    assert not (tmp_path / ".agentty").exists()
+    built = _run(tmp_path, "index", "docs")
+    assert "docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR" in built.stdout
+    assert "0 files" not in built.stdout
+
+
+ALL_DOCS_SOURCES = {
+    "docs/a.md": "# A\n\nText.\n",
+    "docs/guide/b.md": "# B\n\nMore.\n",
+    ".agentty/skills/ship/SKILL.md": "---\nname: ship\ndescription: Ship it.\n---\n# Ship\n\nSteps.\n",
+    ".agentty/memory/port.md": "Staging serves HTTPS on port 8443.\n",
+}
+
+
+def test_status_counts_agree_and_verbose_shows_the_internals(tmp_path: Path) -> None:
+    write(tmp_path, ALL_DOCS_SOURCES)
+    assert _run(tmp_path, "index", "docs").returncode == 0
+    status = _run(tmp_path, "status", "--verbose").stdout
+    assert "docs: 4 files, 4 chunks — fresh" in status
+    assert "  docs folder: ./docs — 2 files" in status and "  memory: ./.agentty/memory — 1 file" in status
+    assert "  skills: 1 file (./.agentty/skills; ~/.agentty/skills does not exist)" in status
+    assert "tokenizer v" in status and "generation 1" in status
+    report = json.loads(_run(tmp_path, "status", "--json").stdout)
+    docs = report["indexes"]["docs"]
+    assert docs["files"] == sum(docs["by_source"].values()) == 4
+
+
+def test_index_dry_run_lists_what_would_be_indexed_and_writes_nothing(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "server/api.py": "def handler():\n    return 1\n" * 40,
+            "server/db.py": "x = 1\n",
+            "web/app.ts": "export const a = 1;\n",
+            "native/shape.h": "namespace geo {\nclass Shape {\n public:\n  virtual ~Shape();\n};\n}\n",
+            "README.md": "# Project\n",
+        },
+    )
+    preview = _run(tmp_path, "index", "all", "--dry-run")
+    assert preview.returncode == 0, preview.stderr
+    assert "code: 4 files" in preview.stdout and "would be indexed" in preview.stdout
+    assert "  by folder: server/ 2, native/ 1, web/ 1" in preview.stdout
+    # a .h file counts as the language its text is written in, as the build reads it
+    assert "  by language: python 2, cpp 1, typescript 1" in preview.stdout
+    assert "  largest: server/api.py (" in preview.stdout
+    assert preview.stdout.rstrip().endswith("(dry run: nothing indexed)")
+    assert not (tmp_path / ".agentty").exists()
+
+
+def test_an_unresolvable_embedding_host_is_named_as_such(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
+    found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST="no-such-host.invalid:11434")
+    header = found.stdout.splitlines()[0]
+    assert "· bm25 (dense unavailable: host not found: no-such-host.invalid (check AGENTTY_OLLAMA_HOST)) ·" in header
+
+
+def test_a_busy_http_port_says_which_port_and_what_to_do(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _run(tmp_path, "serve", "--transport", "http", "--port", str(port))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"agentty-rag: port {port} on 127.0.0.1 is already in use: stop the other server or pass --port N"
+    )

@@ -615,9 +615,10 @@ def test_a_request_answers_still_being_built_instead_of_building_inside_it(tmp_p
             sys.executable,
             "-c",
             textwrap.dedent(f"""
-                import fcntl, os, sys
+                import os, sys
+                from filelock import lock_descriptor
                 fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                lock_descriptor(fd)
                 print("locked", flush=True)
                 sys.stdin.read()
             """),

@@ -204,25 +204,3 @@ def test_helpers() -> None:
 def test_first_turn_memory_is_pruned(tmp_path: Path) -> None:
     assert first_time(tmp_path, "a", now=0.0) and not first_time(tmp_path, "a", now=10.0)
     assert first_time(tmp_path, "a", now=8 * 24 * 3600.0)  # forgotten after a week
-
-
-def test_the_mcp_prompt_and_the_init_command(tmp_path: Path) -> None:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | LEXICAL
-    run = [sys.executable, "-m", "agentty_rag", "--root", str(tmp_path), "init"]
-    shown = subprocess.run(
-        [*run, "claude-code", "--hook", "--dry-run"], capture_output=True, text=True, env=environment, check=True
-    )
-    assert ".mcp.json" in shown.stdout and '"serve"' in shown.stdout and "(dry run: nothing written)" in shown.stdout
-    assert not (tmp_path / ".mcp.json").exists()
-    subprocess.run([*run, "claude-code", "--hook"], capture_output=True, text=True, env=environment, check=True)
-    config = json.loads((tmp_path / ".mcp.json").read_text())
-    assert config["mcpServers"]["agentty-rag"]["args"] == ["serve"]
-    hook = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
-    assert hook["command"].endswith("inject --format json")
-    again = subprocess.run([*run, "claude-code"], capture_output=True, text=True, env=environment)
-    assert again.returncode == 1 and "already exist" in again.stderr
-    assert subprocess.run([*run, "claude-code", "--force"], env=environment, capture_output=True).returncode == 0
-    subprocess.run([*run, "codex"], capture_output=True, env=environment, check=True)
-    assert "[mcp_servers.agentty-rag]" in (tmp_path / ".codex" / "config.toml").read_text()
-    subprocess.run([*run, "cursor"], capture_output=True, env=environment, check=True)
-    assert "agentty-rag" in json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]

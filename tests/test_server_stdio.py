@@ -11,9 +11,11 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.types import ListRootsResult, Root
+from pydantic import FileUrl
 
-from tests.conftest import FIXTURES, LEXICAL, fixture_env
+from tests.conftest import FIXTURES, LEXICAL, fixture_env, write
 
 pytestmark = pytest.mark.anyio
 
@@ -23,12 +25,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _server(root: Path, **env: str) -> StdioServerParameters:
+def _server(root: Path | None, **env: str) -> StdioServerParameters:
+    """``agentty-rag [--root ROOT] serve`` (no --root: it finds the workspace from where it starts)."""
     script = Path(sys.executable).with_name("agentty-rag")
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
     environment.update({**LEXICAL, **env})
-    return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
+    rooted = ["--root", str(root)] if root is not None else []
+    return StdioServerParameters(command=command, args=[*args, *rooted, "serve"], env=environment)
+
+
+def _started_in(cwd: Path) -> StdioServerParameters:
+    """The server started by a client in ``cwd``, with no --root."""
+    return _server(None).model_copy(update={"cwd": cwd})
 
 
 def _text(result: Any) -> str:
@@ -42,15 +51,74 @@ def code_workspace(tmp_path: Path) -> Path:
     return root
 
 
-async def test_tools_are_listed_read_only_with_descriptions(tmp_path: Path) -> None:
+async def test_tools_are_listed_read_only_with_titles_and_strict_schemas(tmp_path: Path) -> None:
     async with Client(_server(tmp_path)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        prompts = (await client.list_prompts()).prompts
+        capabilities = client.server_capabilities
     assert set(tools) == {"search_docs", "search_code"}
+    assert {tool.title for tool in tools.values()} == {"Search project docs", "Search project code"}
     for tool in tools.values():
         assert tool.annotations is not None and tool.annotations.read_only_hint is True
         assert "grep" in (tool.description or "")
-        assert tool.input_schema["properties"]["k"]["maximum"] == 50
+        schema = tool.input_schema
+        assert schema["additionalProperties"] is False and schema["required"] == ["query"]
+        assert schema["properties"]["k"] == {
+            "default": 8,
+            "description": "How many results to return: a whole number from 1 to 50."
+            if tool.name == "search_code"
+            else "How many passages to return: a whole number from 1 to 50.",
+            "maximum": 50,
+            "minimum": 1,
+            "type": "integer",
+        }
+        assert all("title" not in prop for prop in schema["properties"].values())
         assert tool.output_schema is not None
+    assert [(p.name, p.title) for p in prompts] == [("context_for", "Project context for a question")]
+    assert capabilities is not None and capabilities.resources is None and capabilities.tools is not None
+
+
+async def test_the_tool_contract_rejects_bad_arguments_in_one_line(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# A\n\nText.\n"})
+    calls: dict[str, tuple[dict[str, Any], str]] = {
+        "k is a boolean": ({"query": "x", "k": True}, "k must be a whole number from 1 to 50 (got true)"),
+        "k is a string": ({"query": "x", "k": "5"}, 'k must be a whole number from 1 to 50 (got "5")'),
+        "k is out of range": ({"query": "x", "k": 0}, "k must be a whole number from 1 to 50 (got 0)"),
+        "a misspelled name": (
+            {"query": "x", "scpoe": "guide"},
+            "unknown argument 'scpoe': search_docs takes query, k, scope, sources",
+        ),
+        "a NUL byte in scope": ({"query": "x", "scope": "gu\x00ide"}, "contains a control character"),
+        "no query": ({}, "query is required"),
+        "a source that is not one": ({"query": "x", "sources": ["web"]}, "sources must be a list of any of: docs"),
+    }
+    async with Client(_server(tmp_path)) as client:
+        results = {why: await client.call_tool("search_docs", args) for why, (args, _) in calls.items()}
+        still_fine = await client.call_tool("search_docs", {"query": "text", "k": 3})
+    for why, (_, message) in calls.items():
+        text = _text(results[why])
+        assert results[why].is_error and message in text, why
+        assert "\n" not in text and "pydantic" not in text and "http" not in text, why
+    assert not still_fine.is_error
+
+
+async def test_prompt_and_resource_misuse_are_json_rpc_errors_with_no_traceback(tmp_path: Path) -> None:
+    errlog = tmp_path / "stderr.txt"
+    codes: dict[str, int] = {}
+    with errlog.open("w") as stderr:
+        async with stdio_client(_server(tmp_path), errlog=stderr) as (read, write_stream):
+            async with ClientSession(read, write_stream) as session:
+                await session.initialize()
+                for name, call in (
+                    ("no question", session.get_prompt("context_for", {})),
+                    ("resources", session.list_resources()),
+                ):
+                    try:
+                        await call
+                    except MCPError as error:
+                        codes[name] = error.error.code
+    assert codes == {"no question": -32602, "resources": -32601}
+    assert "Traceback" not in errlog.read_text()
 
 
 async def test_search_docs_answers_with_header_provenance_and_the_right_passage_first(tmp_path: Path) -> None:
@@ -166,3 +234,36 @@ async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path
     text = result.messages[0].content.text  # type: ignore[union-attr]
     assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:guide/artifacts.md:" in text
     assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]
+
+
+async def test_a_server_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
+    async with Client(_started_in(repo / "src" / "app")) as client:
+        result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
+    header = _text(result).splitlines()[0]
+    assert not result.is_error and header.endswith(f"· workspace {repo}")
+    assert result.structured_content is not None and result.structured_content["workspace"] == str(repo)
+    assert not (repo / "src" / "app" / ".agentty").exists()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_client_roots_choose_the_workspace(repo: Path, tmp_path: Path, mode: str) -> None:
+    elsewhere = tmp_path / "started-here"
+    write(elsewhere, {"docs/other.md": "# Other\n\nNothing about trains.\n"})
+
+    async def roots(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=FileUrl("file:///")), Root(uri=FileUrl(repo.as_uri()), name="repo")])
+
+    async with Client(_started_in(elsewhere), mode=mode, list_roots_callback=roots) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
+    assert not result.is_error, _text(result)
+    assert "docs:deploy.md:1-3" in _text(result) and f"workspace {repo}" in _text(result).splitlines()[0]
+
+
+async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_root() -> None:
+    home = Path(os.environ["HOME"])
+    async with Client(_started_in(home)) as client:
+        result = await client.call_tool("search_docs", {"query": "anything"})
+        prompt = await client.get_prompt("context_for", {"question": "how do we deploy?"})
+    assert result.is_error and "is your home folder" in _text(result) and "--root DIR" in _text(result)
+    assert prompt.messages[0].content.text.startswith("No project context: no workspace")  # type: ignore[union-attr]
+    assert not (home / ".agentty" / "rag_docs.ragdb").exists()

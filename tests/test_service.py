@@ -70,9 +70,12 @@ def test_empty_reason_when_nothing_matches(tmp_path: Path) -> None:
     assert outcome.structured["empty_reason"] == "no matches (bm25)"
 
 
-def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dense", ["off", "default"])
+def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path, dense: str) -> None:
     write(tmp_path, {"docs/a.md": "# Install\n"})
-    workspace = _ws(tmp_path)
+    # default: the dense leg probes the default address; with nothing there, the header must not wait
+    # for the build to learn whether the index holds vectors
+    workspace = _ws(tmp_path) if dense == "off" else Workspace(tmp_path, load_settings({}))
     index = workspace.index("docs")
     holding, release, done = threading.Event(), threading.Event(), threading.Event()
 
@@ -87,9 +90,10 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path) -> 
     builder.start()
     holding.wait(10)
     outcome = workspace.search_docs("install", wait_s=0.05)
-    assert not done.is_set()  # the answer came while the build still held the index
+    answered_during_the_build = not done.is_set()  # the answer came while the build still held the index
     release.set()
     builder.join()
+    assert answered_during_the_build
     assert "the docs index is still being built (3 of 10 files) — try again" in outcome.text
     assert "no matches" not in outcome.text
 
@@ -147,6 +151,22 @@ def test_code_search_finds_the_definition_with_language_and_scope(tmp_path: Path
     assert "```python\ndef refresh_expired_token" in python_only.text
     scoped = workspace.search_code("refresh expired token", scope="web")
     assert [r["path"] for r in scoped.structured["results"]] == ["web/tokens.ts"]
+
+
+def test_a_cplusplus_header_is_searched_and_reported_as_cpp(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "include/ring_buffer.h": "#include <stddef.h>\n/* A ring buffer. */\nstruct ring_buffer {\n  size_t head;\n};\n",
+            "include/pool.h": "#include <vector>\nnamespace shipyard {\n// A ring buffer pool.\n"
+            "template <typename T> class RingBufferPool {\n public:\n  void submit(T task);\n};\n}\n",
+        },
+    )
+    workspace = _ws(tmp_path)
+    cpp_only = workspace.search_code("ring buffer", language="c++")
+    assert [(r["path"], r["language"]) for r in cpp_only.structured["results"]] == [("include/pool.h", "cpp")]
+    c_only = workspace.search_code("ring buffer", language="c")
+    assert [(r["path"], r["language"]) for r in c_only.structured["results"]] == [("include/ring_buffer.h", "c")]
 
 
 def test_output_respects_the_aggregate_budget(tmp_path: Path) -> None:

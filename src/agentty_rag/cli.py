@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
+from agentty_rag.clients import CLIENTS
 from agentty_rag.config import Settings, load_settings
+from agentty_rag.discovery import Located, locate
 from agentty_rag.errors import AgenttyError, BadRequest
 
 log = logging.getLogger("agentty_rag")
@@ -28,10 +30,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Retrieval for coding agents: search a project's docs, skills, memory and code.",
     )
     parser.add_argument("--version", action="version", version=f"agentty-rag {__version__}")
-    parser.add_argument("--root", type=Path, default=None, help="workspace root (default: the current directory)")
+    root_help = "the workspace (default: the nearest folder at or above this one holding .agentty/ or .git)"
+    parser.add_argument("--root", type=Path, default=None, help=root_help)
+    # --root is also accepted after the command (agentty-rag inject --root DIR), as hooks are often written.
+    rooted = argparse.ArgumentParser(add_help=False)
+    rooted.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve = commands.add_parser("serve", parents=[rooted], help="run the MCP server (stdio by default)")
     serve.add_argument(
         "--transport",
         choices=("stdio", "http"),
@@ -41,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (loopback by default)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port")
 
-    docs = commands.add_parser("search-docs", help="search docs, skills and memory")
+    docs = commands.add_parser("search-docs", parents=[rooted], help="search docs, skills and memory")
     docs.add_argument("query", nargs="+", help="what you are looking for")
     docs.add_argument("-k", type=int, default=8, help="passages to return (1-50, default 8)")
     docs.add_argument("--scope", help="only this file or folder of the docs")
@@ -49,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
     docs.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
-    code = commands.add_parser("search-code", help="search source code by meaning")
+    code = commands.add_parser("search-code", parents=[rooted], help="search source code by meaning")
     code.add_argument("query", nargs="+", help="what the code does")
     code.add_argument("-k", type=int, default=8, help="results to return (1-50, default 8)")
     code.add_argument("--scope", help="only this file or folder (relative to the workspace root)")
@@ -57,14 +63,22 @@ def _parser() -> argparse.ArgumentParser:
     code.add_argument("--json", action="store_true", help="print the structured result as JSON")
     code.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
-    index = commands.add_parser("index", help="bring an index up to date now")
+    index = commands.add_parser("index", parents=[rooted], help="bring an index up to date now")
     index.add_argument("which", choices=("docs", "code", "all"), help="which index")
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
+    index.add_argument(
+        "--dry-run", action="store_true", help="list what would be indexed (by folder and language, the largest files)"
+    )
 
-    status = commands.add_parser("status", help="what each index holds, whether it is fresh, what was skipped")
-    status.add_argument("--json", action="store_true", help="print as JSON")
+    status = commands.add_parser(
+        "status", parents=[rooted], help="what each index holds, whether it is fresh, what was skipped"
+    )
+    status.add_argument("--json", action="store_true", help="print everything as JSON")
+    status.add_argument("--verbose", action="store_true", help="also show the index files and their profile")
 
-    inject = commands.add_parser("inject", help="print retrieved context for the prompt on stdin (agent hooks)")
+    inject = commands.add_parser(
+        "inject", parents=[rooted], help="print retrieved context for the prompt on stdin (agent hooks)"
+    )
     inject.add_argument(
         "--format",
         choices=("text", "json"),
@@ -72,18 +86,31 @@ def _parser() -> argparse.ArgumentParser:
         help="text (default), or the JSON a UserPromptSubmit hook reads",
     )
 
-    proactive = commands.add_parser("proactive", help="show or set proactive injection: on, first-turn, off")
+    proactive = commands.add_parser(
+        "proactive", parents=[rooted], help="show or set proactive injection: on, first-turn, off"
+    )
     proactive.add_argument("mode", nargs="?", choices=("on", "first-turn", "off"), help="the new mode")
 
-    init = commands.add_parser("init", help="write an agent's project configuration for agentty-rag")
+    init = commands.add_parser(
+        "init", parents=[rooted], help="add agentty-rag to an agent's configuration, merged into existing files"
+    )
     init.add_argument("client", choices=CLIENTS, help="which agent")
     init.add_argument(
         "--hook",
         action="store_true",
         help="claude-code: also add the UserPromptSubmit hook that runs agentty-rag inject",
     )
-    init.add_argument("--force", action="store_true", help="overwrite files that exist")
-    init.add_argument("--dry-run", action="store_true", help="only show what would be written")
+    init.add_argument(
+        "--local", action="store_true", help="claude-code: the hook goes in .claude/settings.local.json (personal)"
+    )
+    init.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also add a short block telling the agent when to call which tool (AGENTS.md, CLAUDE.md, GEMINI.md)",
+    )
+    init.add_argument("--uninstall", action="store_true", help="remove everything init wrote for this client")
+    init.add_argument("--force", action="store_true", help="replace an agentty-rag entry that differs")
+    init.add_argument("--dry-run", action="store_true", help="show the changes as a diff and write nothing")
     return parser
 
 
@@ -93,71 +120,93 @@ def _setup_logging(settings: Settings) -> None:
         log.warning("%s", warning)
 
 
-class _ProgressBar:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+class _Progress:
+    """Progress on stderr while an index is built: the phase (scanning, parsing, writing, embedding), how far,
+    the rate and the time left. Drawn only on a terminal."""
 
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
+    UNITS = {"parsing": "file", "embedding": "chunk"}
 
-    def __call__(self, done: int, total: int, _item: str) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.phase = ""
+        self.bar: Any = None
+        self.start = 0  # where the phase's count began (embedding resumes from the chunks already embedded)
+
+    def __call__(self, done: int, total: int, phase: str) -> None:
+        from tqdm import tqdm
+
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            unit = self.UNITS.get(phase, "file")
+            self.bar = tqdm(
+                total=total or None,
+                desc=f"{self.name}: {phase}",
+                unit=f" {unit}s",
+                file=sys.stderr,
+                disable=None,  # off when stderr is not a terminal
+                leave=False,
+                dynamic_ncols=True,
+            )
+            self.start = done if phase == "embedding" else 0
+        if self.bar is not None:
+            if phase == "embedding":
+                self.bar.total = max(total - self.start, 0)
+                done -= self.start
+            self.bar.update(max(done - self.bar.n, 0))
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
-def _status_text(status: dict[str, object]) -> str:
-    lines = [f"{status['index']} index: {status['path']}"]
-    lines.append(
-        f"  files {status['files']}, chunks {status['chunks']}, updated {status['updated_at']}, "
-        f"generation {status['generation']}"
-    )
-    fresh = "fresh" if status["fresh"] else f"stale ({status['stale_reason']})"
-    lines.append(f"  {fresh}")
-    if status.get("storage", "disk") != "disk":
-        lines.append(f"  kept in {status['storage']}")
-    redacted = status.get("redacted")
-    if isinstance(redacted, dict) and redacted["secrets"]:
-        lines.append(
-            f"  secrets redacted: {redacted['secrets']} in {redacted['files']} files "
-            f"({', '.join(redacted['examples'][:5])})"
+def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
+    """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed."""
+    from agentty_rag.status_report import counted, preview
+
+    names = ("docs", "code") if which == "all" else (which,)
+    if dry_run:
+        print(preview(workspace, names))
+        print("(dry run: nothing indexed)")
+        return 0
+    for name in names:
+        index = workspace.index(name)
+        no_docs = name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled
+        if no_docs:
+            print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
+        progress = _Progress(name)
+        index.progress = progress
+        try:
+            report = index.refresh(force_rebuild=rebuild)
+        finally:
+            progress.close()
+        what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
+        if no_docs and index.n_files == 0:
+            continue  # no skills or memory either: the line above said it all
+        print(
+            f"{name}: {what} — {counted(index.n_files, 'file')}, {counted(index.n_chunks, 'chunk')} "
+            f"({report.added} added, {report.changed} changed, {report.removed} removed, "
+            f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
         )
-    manifest = status["manifest"]
-    assert isinstance(manifest, dict)
-    lines.append(
-        f"  tokenizer v{manifest['tokenizer_version']}, chunking {json.dumps(manifest['chunking'])}, "
-        f"schema {manifest['schema_version']}"
-    )
-    for name, root in sorted(dict(manifest.get("roots", {})).items()):
-        lines.append(f"  {name}: {root}")
-    dense = status.get("dense")
-    if isinstance(dense, dict):
-        line = f"  dense: {dense['description']}"
-        if dense["state"] == "ready":
-            line += f"; {dense['embedded']} of {dense['chunks']} chunks embedded"
-        lines.append(line)
-    skipped = status["skipped"]
-    assert isinstance(skipped, dict)
-    counts, examples = skipped.get("counts", {}), skipped.get("examples", {})
-    if counts:
-        lines.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()))
-        for reason, paths in examples.items():
-            shown = list(paths)[:5]
-            more = counts.get(reason, 0) - len(shown)
-            lines.append(f"    {reason}: {', '.join(shown)}" + (f" (+{more} more)" if more > 0 else ""))
-    else:
-        lines.append("  skipped: nothing")
-    return "\n".join(lines)
+        skipped = index.skipped()
+        if skipped.total:
+            print(f"{name}: {skipped.summary()} — `agentty-rag status` lists them")
+        if workspace.dense.ensure().state == "ready":
+            progress = _Progress(name)
+            started = time.monotonic()
+            try:
+                embedded = workspace.embed_all(name, progress)
+            finally:
+                progress.close()
+            have, live = index.vector_coverage()
+            print(
+                f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
+                f"{have} of {live} have vectors ({workspace.dense.describe()})"
+            )
+    if workspace.dense.status.state != "ready":
+        print(f"dense: {workspace.dense.describe()}")
+    return 0
 
 
 def _inject(args: argparse.Namespace, settings: Settings) -> int:
@@ -182,11 +231,11 @@ def _inject(args: argparse.Namespace, settings: Settings) -> int:
         except StdinError as error:
             note(f"{error}; nothing injected")
             return 0
-        root = (args.root or (Path(event.cwd) if event.cwd else Path.cwd())).expanduser()
-        if not root.is_dir():
-            note(f"{root} is not a folder; nothing injected")
+        located = _hook_workspace(args.root, event.cwd, settings)
+        if isinstance(located, str):
+            note(f"{located}; nothing injected")
             return 0
-        workspace = Workspace(root, settings)
+        workspace = Workspace(located, settings)
         outcome: list[Any] = []
 
         def work() -> None:
@@ -219,6 +268,23 @@ def _inject(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> Path | str:
+    """The workspace a hook may read and write, or why there is none.
+
+    Only ``--root`` or a project marker (``.git``, ``.agentty/``) at or above the event's folder make one:
+    the hook never creates ``.agentty/`` in a folder that merely happened to be the agent's working folder.
+    """
+    start = (root or (Path(cwd) if cwd else Path.cwd())).expanduser()
+    if not start.is_dir():
+        return f"{start} is not a folder"
+    located = locate(start, settings.home, root)
+    if located.root is None:
+        return located.problem
+    if not located.marked:
+        return f"no project at or above {start} (no .git or .agentty folder); pass --root DIR"
+    return located.root
+
+
 def _proactive(workspace: Any, mode: str | None) -> int:
     from agentty_rag.inject import effective_mode
     from agentty_rag.state import read_mode, write_mode
@@ -241,54 +307,94 @@ def _proactive(workspace: Any, mode: str | None) -> int:
     return 0
 
 
-CLIENTS = ("claude-code", "cursor", "codex")
+def _shown(path: Path, root: Path, home: Path | None) -> str:
+    """A path as a user reads it: relative to the workspace, or to ~, else absolute."""
+    if root in path.parents:
+        return path.relative_to(root).as_posix()
+    if home is not None and home in path.parents:
+        return "~/" + path.relative_to(home).as_posix()
+    return str(path)
 
 
-def client_files(client: str, hook: bool, command: str) -> dict[str, str]:
-    """The project files that register agentty-rag with a client (path relative to the workspace -> text)."""
-    server = {"command": command, "args": ["serve"]}
-    if client == "codex":
-        return {".codex/config.toml": f'[mcp_servers.agentty-rag]\ncommand = "{command}"\nargs = ["serve"]\n'}
-    path = ".cursor/mcp.json" if client == "cursor" else ".mcp.json"
-    files = {path: json.dumps({"mcpServers": {"agentty-rag": server}}, indent=2) + "\n"}
-    if client == "claude-code" and hook:
-        settings = {
-            "hooks": {
-                "UserPromptSubmit": [
-                    {"hooks": [{"type": "command", "command": f"{command} inject --format json", "timeout": 10}]}
-                ]
-            }
-        }
-        files[".claude/settings.json"] = json.dumps(settings, indent=2) + "\n"
-    return files
+def _init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
+    """Merge agentty-rag into a client's configuration (or take it out), showing every change as a diff."""
+    from agentty_rag import clients
 
+    if args.hook and args.client != "claude-code":
+        print("agentty-rag: --hook is for claude-code (its UserPromptSubmit hook)", file=sys.stderr)
+        return 2
+    if args.local and not (args.hook or args.uninstall):
+        print("agentty-rag: --local puts the hook in .claude/settings.local.json: add --hook", file=sys.stderr)
+        return 2
+    home = settings.home
 
-def _init(root: Path, client: str, hook: bool, force: bool, dry_run: bool) -> int:
-    import shutil
+    def show(changes: list[clients.Change]) -> None:
+        for change in changes:
+            shown = _shown(change.path, root, home)
+            print(clients.diff(change, shown) if change.changed else f"unchanged: {shown}", end="")
+            if not change.changed:
+                print()
 
-    command = "agentty-rag" if shutil.which("agentty-rag") else str(Path(sys.argv[0]).resolve())
-    files = client_files(client, hook, command)
-    existing = [path for path in files if (root / path).exists()]
-    for path, text in files.items():
-        print(f"--- {root / path}{' (exists)' if path in existing else ''}")
-        print(text, end="")
-    if dry_run:
+    try:
+        if args.uninstall:
+            edits = clients.uninstall_edits(args.client, root, home)
+        else:
+            edits = clients.client_edits(
+                args.client,
+                root,
+                home,
+                hook=args.hook,
+                local=args.local,
+                instructions=args.instructions,
+                build_wait_ms=settings.build_wait_ms,
+            )
+        changes = clients.plan(edits, remove=args.uninstall, force=args.force)
+    except clients.Conflict as error:
+        show(clients.plan(edits, force=True))
+        print(f"agentty-rag: {error} (the diff above); rerun with --force to replace it", file=sys.stderr)
+        return 1
+    except clients.ClientError as error:
+        print(f"agentty-rag: {error}; nothing written", file=sys.stderr)
+        return 1
+    show(changes)
+    touched = [change for change in changes if change.changed]
+    if args.dry_run:
         print("(dry run: nothing written)")
         return 0
-    if existing and not force:
-        print(
-            f"agentty-rag: {', '.join(existing)} already exist; merge the lines above by hand, or rerun with "
-            "--force to overwrite",
-            file=sys.stderr,
-        )
-        return 1
-    for path, text in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    print(f"wrote {', '.join(files)}")
-    if hook:
-        print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
+    clients.write(changes, root)
+    if not touched:
+        print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
+        return 0
+    done = "removed agentty-rag from" if args.uninstall else "wrote"
+    print(f"{done} {', '.join(_shown(c.path, root, home) for c in touched)}")
+    if not args.uninstall:
+        print(clients.NEXT_STEPS[args.client])
+        if args.hook:
+            print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
+    return 0
+
+
+def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
+    """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
+    from agentty_rag.server import Session, port_problem, serve
+
+    if located.root is None:
+        if located.how == "--root":
+            print(f"agentty-rag: {located.problem}", file=sys.stderr)
+            return 2
+        log.warning("%s; serving anyway, for a client that sends MCP roots", located.problem)
+    elif located.found_elsewhere:
+        log.info("workspace %s (%s above %s)", located.root, located.how, located.start)
+    if args.transport == "http":
+        problem = port_problem(args.host, args.port)
+        if problem:
+            print(f"agentty-rag: {problem}", file=sys.stderr)
+            return 1
+    try:
+        serve(Session(located, settings), args.transport, args.host, args.port)
+    except BadRequest as error:  # a non-loopback bind without a bearer token
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -302,19 +408,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "inject":
         return _inject(args, settings)
-    root = (args.root or Path.cwd()).expanduser()
-    if not root.is_dir():
-        print(f"agentty-rag: --root {root} is not a folder", file=sys.stderr)
+    if args.root is not None and not args.root.expanduser().is_dir():
+        print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
+        return 2
+    located = locate(Path.cwd(), settings.home, args.root)
+    if args.command == "serve":
+        return _serve(args, located, settings)
+    if located.root is None:
+        print(f"agentty-rag: {located.problem}", file=sys.stderr)
         return 2
     from agentty_rag.service import Workspace
 
-    workspace = Workspace(root, settings)
+    workspace = Workspace(located.root, settings, start=located.start)
     try:
-        if args.command == "serve":
-            from agentty_rag.server import serve
-
-            serve(workspace, args.transport, args.host, args.port)
-            return 0
         if args.command in ("search-docs", "search-code"):
             query = " ".join(args.query)
             if args.command == "search-docs":
@@ -329,43 +435,16 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n" + render_explanation(outcome.explanations))
             return 0
         if args.command == "index":
-            for name in ("docs", "code") if args.which == "all" else (args.which,):
-                index = workspace.index(name)
-                bar = _ProgressBar(f"indexing {name}")
-                index.progress = bar
-                report = index.refresh(force_rebuild=args.rebuild)
-                bar.close()
-                what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
-                print(
-                    f"{name}: {what} — {index.n_files} files, {index.n_chunks} chunks "
-                    f"({report.added} added, {report.changed} changed, {report.removed} removed, "
-                    f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
-                )
-                if workspace.dense.ensure().state == "ready":
-                    bar = _ProgressBar(f"embedding {name}")
-                    started = time.monotonic()
-                    embedded = workspace.embed_all(name, bar)
-                    bar.close()
-                    have, live = index.vector_coverage()
-                    print(
-                        f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
-                        f"{have} of {live} have vectors ({workspace.dense.describe()})"
-                    )
-                else:
-                    print(f"{name}: dense leg {workspace.dense.describe()}")
-            return 0
+            return _index(workspace, args.which, args.rebuild, args.dry_run)
         if args.command == "proactive":
             return _proactive(workspace, args.mode)
         if args.command == "init":
-            return _init(workspace.root, args.client, args.hook, args.force, args.dry_run)
+            return _init(args, workspace.root, settings)
         if args.command == "status":
-            statuses = [
-                {**workspace.index(name).status(), "dense": workspace.dense_status(name)} for name in ("docs", "code")
-            ]
-            if args.json:
-                print(json.dumps(statuses, indent=2))
-            else:
-                print("\n".join(_status_text(s) for s in statuses))
+            from agentty_rag.status_report import gather, render
+
+            summary = gather(workspace, located)
+            print(json.dumps(summary, indent=2) if args.json else render(summary, args.verbose))
             return 0
     except BadRequest as error:
         print(f"agentty-rag: {error}", file=sys.stderr)
@@ -375,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         workspace.close()
     return 2

@@ -336,6 +336,7 @@ VARIABLES: tuple[Variable, ...] = (
 )
 
 _BY_NAME = {v.name: v for v in VARIABLES}
+DENSE_CONFIGURED_BY = ("AGENTTY_RAG_DENSE", "AGENTTY_OLLAMA_HOST", "AGENTTY_EMBED_MODEL")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -387,6 +388,9 @@ class Settings:
     measure: bool = False
     log_level: str = "warning"
     home: Path | None = None
+    # The user asked for the dense leg (AGENTTY_RAG_DENSE=1, AGENTTY_OLLAMA_HOST or AGENTTY_EMBED_MODEL set):
+    # when it is unavailable, results say why; otherwise its absence is not news.
+    dense_configured: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -478,6 +482,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values[var.attr] = parse_variable(var, raw, warnings)
     home_raw = env.get("HOME") or env.get("USERPROFILE")
     values["home"] = Path(home_raw) if home_raw else None
+    values["dense_configured"] = any(name in env for name in DENSE_CONFIGURED_BY)
     unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)
     for name in unknown:
         warnings.append(f"{name} is not a known agentty-rag variable; ignored (see the README's table)")

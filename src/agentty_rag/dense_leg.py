@@ -45,6 +45,7 @@ class DenseLeg:
         self.host = normalise_host(settings.ollama_host)
         self.status = DenseStatus("unprobed") if settings.dense else DenseStatus("off", "AGENTTY_RAG_DENSE=0")
         self._lock = threading.Lock()
+        self.ever_ready = False  # it answered once this session: losing it later is news
         self._failures = 0
         self._retry_at: float | None = None
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
@@ -65,6 +66,7 @@ class DenseLeg:
         self.close()
         if result.ok and result.profile is not None:
             self.status = DenseStatus("ready", "", result.profile)
+            self.ever_ready = True
             self._failures = 0
             timeout = self.settings.embed_timeout_ms / 1000
             self._query_embedder = OllamaEmbedder(self.host, self.settings.embed_model, 0.5, timeout)

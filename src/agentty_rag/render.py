@@ -50,6 +50,11 @@ def provenance(chunk: Chunk, start: int, end: int) -> str:
     return f"{chunk.source}:{printable(chunk.ref)}:{start}-{end}"
 
 
+def base_mode(mode: str) -> str:
+    """``bm25`` or ``hybrid``, without the reason the header already gives."""
+    return mode.split(" ", 1)[0]
+
+
 def funnel_text(result: SearchResult) -> str:
     parts = [f"{stage} {count}" for stage, count in result.funnel.stages]
     return " → ".join(parts)
@@ -91,6 +96,8 @@ def header(result: SearchResult, packed: Packed) -> str:
         if packed.compressed:
             used += f", {packed.compressed} compressed"
         parts.append(used)
+    if result.workspace:
+        parts.append(f"workspace {result.workspace}")
     return " · ".join(parts)
 
 
@@ -99,7 +106,7 @@ def render_text(result: SearchResult, packed: Packed) -> str:
     lines = [header(result, packed)]
     lines.extend(f"note: {note}" for note in result.notes)
     if not packed.passages:
-        lines.append(result.empty_reason or f"no matches ({result.mode})")
+        lines.append(result.empty_reason or f"no matches ({base_mode(result.mode)})")
         return "\n".join(lines)
     for number, passage in enumerate(packed.passages, start=1):
         chunk = passage.hit.chunk
@@ -134,8 +141,9 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
         "budget_bytes": packed.total_bytes,
         "used_bytes": packed.used_bytes,
         "compressed": packed.compressed,
-        "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({result.mode})"),
+        "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({base_mode(result.mode)})"),
         "notes": list(result.notes),
+        "workspace": result.workspace,
         "results": [
             {
                 "provenance": provenance(p.hit.chunk, p.start_line, p.end_line),

@@ -104,8 +104,10 @@ def _check_k(k: int) -> int:
 class Workspace:
     """The indexes and searches of one workspace root."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, start: Path | None = None) -> None:
         self.root = Path(os.path.realpath(root))
+        # The folder the process started in: results name the workspace when it is another one.
+        self.start = Path(os.path.realpath(start)) if start is not None else self.root
         self.settings = settings
         self.state_dir = self.root / ".agentty"
         self._indexes: dict[str, CorpusIndex] = {}
@@ -115,8 +117,14 @@ class Workspace:
         self.background_builds = False  # the server builds in a thread, never inside a request
         self._embedding: dict[str, threading.Thread] = {}
         self._building: dict[str, threading.Thread] = {}
+        self._had_vectors: dict[str, bool] = {}
 
     # -- where things are -----------------------------------------------------------------------------------
+
+    @property
+    def named_root(self) -> str:
+        """The workspace as results name it: its path when it is not the start folder, else ""."""
+        return "" if self.root == self.start else str(self.root)
 
     def _resolve(self, path: Path) -> Path:
         return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
@@ -202,6 +210,8 @@ class Workspace:
     # -- validation -----------------------------------------------------------------------------------------
 
     def _inside_root(self, scope: str, base: Path) -> Path:
+        if any(ord(ch) < 32 for ch in scope):
+            raise BadRequest(f"scope {scope!r} contains a control character (a NUL byte?); give a plain path")
         raw = Path(scope.strip())
         target = Path(os.path.realpath(raw if raw.is_absolute() else base / raw))
         if not is_inside(str(target), str(self.root)) and not is_inside(str(target), str(base)):
@@ -295,7 +305,7 @@ class Workspace:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
             reason = f"the {name} index is still being built{progress} — try again in a few seconds"
-            return Attempt(index, None, self._unranked_mode(degraded), reason, index.take_notes())
+            return Attempt(index, None, self._unranked_mode(index, degraded), reason, index.take_notes())
         return attempt
 
     def _attempt(
@@ -331,7 +341,9 @@ class Workspace:
         finally:
             index.lock.release()
         reason = (
-            "" if retrieved.hits else f"no matches ({mode})" + (" within the given filters" if filters.active else "")
+            ""
+            if retrieved.hits
+            else f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
         )
         return Attempt(index, retrieved, mode, reason, notes)
 
@@ -405,7 +417,9 @@ class Workspace:
         attempt = self.retrieve(name, query, k, filters, wait_s)
         retrieved = attempt.retrieved
         hits, funnel = (retrieved.hits, retrieved.funnel) if retrieved is not None else ((), Funnel())
-        result = SearchResult(tool, query, attempt.mode, hits, funnel, attempt.empty_reason, (*notes, *attempt.notes))
+        result = SearchResult(
+            tool, query, attempt.mode, hits, funnel, attempt.empty_reason, (*notes, *attempt.notes), self.named_root
+        )
         return self._outcome(attempt.index, result, retrieved)
 
     # -- the dense leg --------------------------------------------------------------------------------------
@@ -460,20 +474,20 @@ class Workspace:
             self._embedding[name] = thread
             thread.start()
 
-    def _unranked_mode(self, degraded: str) -> str:
-        """The mode of an answer that ranked nothing: it never reads the index (a build may hold it)."""
+    def _unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
+        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
         status = self.dense.status
         if degraded:
             return f"bm25 (degraded: dense — {degraded})"
         if status.state == "unavailable":
-            return f"bm25 (dense unavailable: {status.reason})"
+            return f"bm25 (dense unavailable: {status.reason})" if self._dense_expected(index) else "bm25"
         return "bm25"
 
     def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
         """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
         status = self.dense.status
         if degraded or status.state == "unavailable":
-            return self._unranked_mode(degraded)
+            return self._unranked_mode(index, degraded)
         if mode == "hybrid":
             have, live = index.vector_coverage()
             if have < live:
@@ -491,6 +505,23 @@ class Workspace:
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
         return mode
+
+    def _dense_expected(self, index: CorpusIndex) -> bool:
+        """Whether a missing embedding server is news: it was configured, or this index already has vectors."""
+        if self.settings.dense_configured or self.dense.ever_ready:
+            return True
+        with self._guard:
+            known = self._had_vectors.get(index.config.name)
+        if known is None:
+            if not index.lock.acquire(blocking=False):
+                return False  # a build holds the index: answer now, look again at the next search
+            try:
+                known = index.has_vectors()
+            finally:
+                index.lock.release()
+            with self._guard:
+                self._had_vectors[index.config.name] = known
+        return known
 
     def dense_status(self, name: str) -> dict[str, object]:
         """The embedding server's state and how much of an index has vectors (probes if not done yet)."""
@@ -534,7 +565,9 @@ class Workspace:
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
         reason = "" if retrieved.hits else f"no matches ({retrieved.mode})"
-        result = SearchResult(f"search_{name}", query, retrieved.mode, retrieved.hits, retrieved.funnel, reason)
+        result = SearchResult(
+            f"search_{name}", query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, (), self.named_root
+        )
         return self._outcome(self.index(name), result, retrieved, budget)
 
     def budget(self) -> BudgetConfig:

@@ -103,6 +103,7 @@ class SearchResult:
     funnel: Funnel
     empty_reason: str = ""  # why nothing came back, when nothing did
     notes: tuple[str, ...] = field(default=())  # e.g. "query cut to 4000 characters"
+    workspace: str = ""  # the workspace searched, named when it is not the folder the process started in
 
 
 __all__ = ["SOURCE_KINDS", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentty_rag.bench.cli import RUNGS
 from agentty_rag.bench.corpus import documented_functions, first_sentence
-from tests.conftest import FIXTURES, fixture_env, run_module
+from agentty_rag.bench.ladder import RUNGS
+from tests.conftest import FIXTURES, fixture_env, run_module, write
 
 
 def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -146,6 +146,9 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert _bench(tmp_path, "docs", "--docstring-queries").returncode == 2
     assert _bench(tmp_path, "code", "--rungs", "bm25,nonsense").returncode == 2
     assert _bench(tmp_path / "missing", "code").returncode == 2
+    # --root also follows the command, and wins there
+    after = _bench(tmp_path, "code", "--root", str(tmp_path / "elsewhere"))
+    assert after.returncode == 2 and f"--root {tmp_path / 'elsewhere'} is not a folder" in after.stderr
 
 
 def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
@@ -181,3 +184,20 @@ def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, com
     assert rows["+dense"]["mode"] == "hybrid" and rows["bm25"]["mode"] == "bm25"
     assert rows["+dense"]["mrr"] == 1.0 > rows["bm25"]["mrr"]
     assert "dense leg query latency" in result.stdout
+
+
+def test_docs_labels_relative_to_the_workspace_count_and_labels_matching_nothing_warn(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/install.md": "# Install\n\nRun the installer with --prefix.\n"})
+    labels = {"q1": "docs/install.md", "q2": "install.md#Uninstall"}
+    lines = [json.dumps({"id": i, "query": "installer prefix", "relevant": [label]}) for i, label in labels.items()]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "report.json"
+    result = _bench(tmp_path, "docs", "--queries", str(queries), "--no-timings", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "query q1" not in result.stderr
+    assert "query q2: the heading 'Uninstall' names no passage of docs:install.md" in result.stderr
+    bm25 = next(row for row in json.loads(out.read_text())["rungs"] if row["rung"] == "bm25")
+    # file level (the default with --queries): both find install.md first; without reading q1's label
+    # relative to the workspace, q1 would score 0 and recall@1 would be 0.5
+    assert bm25["recall@1"] == 1.0

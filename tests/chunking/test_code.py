@@ -7,12 +7,14 @@ are split into members, each keeping its full symbol path.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from agentty_rag.chunking.code import chunk_code, line_windows
-from agentty_rag.chunking.languages import language_for, resolve_language
+from agentty_rag.chunking.languages import language_for, resolve_language, spec_named
+from agentty_rag.chunking.rules import ELIXIR_DEFINERS
 from agentty_rag.types import Document
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "languages"
@@ -160,6 +162,132 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         [(1, 8, "function", "deploy"), (10, 14, "function", "backup")],
         [(1, 8, "function", "deploy"), (10, 14, "function", "backup")],
     ),
+    "sample.zig": (
+        [(1, 16, "struct", "Point"), (18, 18, "enum", "ParseError"), (20, 26, "function", "parse")],
+        [
+            (1, 6, "struct", "Point"),
+            (8, 11, "method", "Point.add"),
+            (13, 16, "method", "Point.isOrigin"),
+            (18, 18, "enum", "ParseError"),
+            (20, 26, "function", "parse"),
+        ],
+    ),
+    "sample.ex": (
+        [(1, 18, "module", "Shipyard.Router"), (20, 22, "impl", "String.Chars.Shipyard.Router")],
+        [
+            (1, 4, "module", "Shipyard.Router"),
+            (6, 9, "function", "Shipyard.Router.call"),
+            (11, 11, "function", "Shipyard.Router.normalize"),
+            (13, 18, "macro", "Shipyard.Router.__using__"),
+            (20, 22, "impl", "String.Chars.Shipyard.Router"),
+        ],
+    ),
+    "sample.hs": (
+        [
+            (1, 12, "function", "splitOn"),
+            (14, 17, "function", "wordCount"),
+            (19, 20, "type", "Pair"),
+            (22, 26, "class", "Render"),
+            (28, 29, "impl", "Pair"),
+        ],
+        [
+            (1, 7, "function", "splitOn"),
+            (8, 12, "function", "splitOn"),
+            (14, 17, "function", "wordCount"),
+            (19, 20, "type", "Pair"),
+            (22, 26, "class", "Render"),
+            (28, 29, "impl", "Pair"),
+        ],
+    ),
+    "sample.erl": (
+        [
+            (1, 4, "struct", "queue"),
+            (6, 9, "function", "new"),
+            (11, 16, "function", "push"),
+            (18, 18, "macro", "LIMIT"),
+        ],
+        [
+            (1, 4, "struct", "queue"),
+            (6, 9, "function", "new"),
+            (11, 14, "function", "push"),
+            (15, 16, "function", "push"),
+            (18, 18, "macro", "LIMIT"),
+        ],
+    ),
+    "sample.ml": (
+        [(1, 13, "module", "Ring"), (15, 15, "type", "color"), (17, 19, "function", "describe")],
+        [
+            (1, 5, "type", "Ring.t"),
+            (7, 10, "function", "Ring.write"),
+            (12, 13, "function", "Ring.capacity"),
+            (15, 15, "type", "color"),
+            (17, 19, "function", "describe"),
+        ],
+    ),
+    "sample.mli": (
+        [
+            (1, 3, "type", "t"),
+            (5, 6, "function", "write"),
+            (8, 8, "function", "capacity"),
+            (10, 12, "interface", "SINK"),
+        ],
+        [
+            (1, 3, "type", "t"),
+            (5, 6, "function", "write"),
+            (8, 8, "function", "capacity"),
+            (10, 12, "interface", "SINK"),
+        ],
+    ),
+    "sample.jl": (
+        [(1, 27, "module", "Shapes")],
+        [
+            (1, 5, "type", "Shapes.Shape"),
+            (7, 14, "struct", "Shapes.Circle"),
+            (16, 19, "function", "Shapes.area"),
+            (21, 21, "function", "Shapes.perimeter"),
+            (23, 27, "macro", "Shapes.twice"),
+        ],
+    ),
+    "sample.R": (
+        [(1, 8, "function", "scale01"), (10, 15, "function", "keep_high")],
+        [(1, 8, "function", "scale01"), (10, 15, "function", "keep_high")],
+    ),
+    "sample.pl": (
+        [(1, 9, "function", "new"), (11, 15, "function", "push_item"), (17, 32, "module", "Shipyard.Stack")],
+        [
+            (1, 9, "function", "new"),
+            (11, 15, "function", "push_item"),
+            (17, 19, "function", "Shipyard.Stack.new"),
+            (21, 24, "function", "Shipyard.Stack.peek"),
+            (26, 32, "function", "Shipyard.Stack.push_item"),
+        ],
+    ),
+    "sample.dart": (
+        [
+            (1, 18, "class", "Counter"),
+            (20, 20, "enum", "Color"),
+            (22, 22, "type", "Callback"),
+            (24, 27, "function", "main"),
+        ],
+        [
+            (1, 7, "class", "Counter"),
+            (9, 13, "method", "Counter.increment"),
+            (15, 15, "method", "Counter.count"),
+            (17, 18, "method", "Counter.reset"),
+            (20, 20, "enum", "Color"),
+            (22, 22, "type", "Callback"),
+            (24, 27, "function", "main"),
+        ],
+    ),
+    "sample.m": (
+        [(1, 7, "class", "TaskQueue"), (9, 21, "impl", "TaskQueue"), (23, 25, "function", "clamp")],
+        [
+            (1, 7, "class", "TaskQueue"),
+            (9, 14, "method", "TaskQueue.addTask"),
+            (16, 21, "method", "TaskQueue.sharedQueue"),
+            (23, 25, "function", "clamp"),
+        ],
+    ),
 }
 
 
@@ -205,6 +333,17 @@ def test_every_listed_language_has_a_sample() -> None:
         "scala",
         "lua",
         "bash",
+        "zig",
+        "elixir",
+        "haskell",
+        "erlang",
+        "ocaml",
+        "ocaml_interface",
+        "julia",
+        "r",
+        "perl",
+        "dart",
+        "objc",
     }
     covered = {spec.name for name in EXPECTED if (spec := language_for(name)) is not None}
     assert covered == required
@@ -240,3 +379,68 @@ def test_language_filter_names_and_aliases() -> None:
     assert resolve_language("c++") == ("cpp",)
     assert resolve_language("shell") == ("bash",)
     assert resolve_language("cobolish") is None
+
+
+def _symbols(name: str, text: str, limit: int) -> list[tuple[int, int, str, str]]:
+    spec = language_for(name)
+    assert spec is not None
+    chunks = chunk_code(Document("code", name, text, language=spec.name), spec, limit)
+    return [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks]
+
+
+def test_elixir_definitions_are_named_by_their_head() -> None:
+    text = (
+        "defmodule A.B do\n"
+        "  def plain, do: 1\n\n"
+        "  def guarded(x) when is_integer(x), do: x\n\n"
+        "  defguard is_even(n) when rem(n, 2) == 0\n\n"
+        "  defdelegate fetch(map, key), to: Map\n\n"
+        "  def left <> right, do: left\n"
+        "end\n"
+    )
+    assert _symbols("a.ex", text, 30) == [
+        (1, 1, "module", "A.B"),
+        (2, 2, "function", "A.B.plain"),
+        (4, 4, "function", "A.B.guarded"),
+        (6, 6, "macro", "A.B.is_even"),
+        (8, 8, "function", "A.B.fetch"),
+        (10, 10, "module", "A.B"),  # an operator has no name a path can hold: it stays with the module's lines
+        (11, 11, "module", "A.B"),
+    ]
+
+
+def test_elixir_code_a_macro_quotes_is_not_a_definition_of_its_module() -> None:
+    text = "defmodule A do\n  defmacro __using__(_) do\n    quote do\n      def routes, do: []\n    end\n  end\nend\n"
+    symbols = {symbol for _, _, _, symbol in _symbols("a.ex", text, 20)}
+    assert symbols == {"A.__using__"}
+
+
+def test_elixir_definition_keywords_match_the_kinds_the_rules_know() -> None:
+    spec = spec_named("elixir")
+    (pattern,) = spec.extra_patterns
+    keywords = re.search(r'"\^\((.*)\)\$"', pattern)
+    assert keywords is not None
+    assert set(keywords.group(1).split("|")) == set(ELIXIR_DEFINERS)
+
+
+def test_a_haskell_signature_and_its_equations_are_one_chunk() -> None:
+    text = "module M where\n\nsize :: [a] -> Int\nsize [] = 0\nsize (_ : xs) = 1 + size xs\n\nempty :: Bool\nempty = True\n"
+    assert _symbols("m.hs", text, 60) == [(1, 1, "block", ""), (3, 5, "function", "size"), (7, 8, "function", "empty")]
+
+
+def test_erlang_spec_and_clauses_are_one_chunk_but_other_functions_are_not() -> None:
+    text = "-spec f(integer()) -> integer().\nf(0) -> 1;\nf(N) -> N.\n\ng() -> ok.\n"
+    assert _symbols("m.erl", text, 60) == [(1, 3, "function", "f"), (5, 5, "function", "g")]
+
+
+def test_a_macro_before_a_cplusplus_namespace_does_not_make_it_a_function() -> None:
+    text = "API_BEGIN\nnamespace detail {\nint twice(int x) {\n  return 2 * x;\n}\n}  // namespace detail\n"
+    spec = language_for("x.cpp")
+    assert spec is not None
+    chunks = chunk_code(Document("code", "x.cpp", text, language="cpp"), spec, 2400)
+    assert [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks] == [(1, 6, "function", "twice")]
+
+
+def test_an_ocaml_filter_admits_interfaces() -> None:
+    assert resolve_language("ml") == ("ocaml", "ocaml_interface")
+    assert language_for("ring.mli") == spec_named("ocaml_interface")

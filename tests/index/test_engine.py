@@ -239,9 +239,10 @@ def test_a_live_lock_holder_makes_the_search_answer_from_the_committed_index(tmp
             sys.executable,
             "-c",
             textwrap.dedent(f"""
-        import fcntl, os, sys, time
+        import os, sys, time
+        from filelock import lock_descriptor
         fd = os.open({str(tmp_path / ".agentty" / "rag_code.lock")!r}, os.O_RDWR | os.O_CREAT)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock_descriptor(fd)
         print("locked", flush=True)
         time.sleep(30)
     """),

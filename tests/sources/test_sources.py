@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
 from agentty_rag.sources.frontmatter import parse_front_matter
 from agentty_rag.sources.memory import MemorySource, parse_fact_log
@@ -10,7 +11,9 @@ from agentty_rag.sources.text import decode, looks_generated
 from tests.conftest import write
 
 
-def _load_all(source: DocsSource | SkillsSource | MemorySource) -> tuple[list[tuple[str, str]], dict[str, int]]:
+def _load_all(
+    source: DocsSource | SkillsSource | MemorySource | CodeSource,
+) -> tuple[list[tuple[str, str]], dict[str, int]]:
     scan = source.scan()
     documents: list[tuple[str, str]] = []
     skipped = dict(scan.skipped.counts)
@@ -54,6 +57,27 @@ def test_docs_folder_reads_every_text_format_and_counts_what_it_skips(tmp_path: 
         ("page.mdx", "markdown"),
     ]
     assert skipped == {"binary": 1, "undecodable": 1, "too large": 1}
+
+
+def test_code_files_carry_their_language_and_a_header_is_read_for_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "src/ring.c": "int ring_size(void) { return 64; }\n",
+            "src/ring.h": "#include <stddef.h>\nsize_t ring_size(void);\n",
+            "include/pool.h": "#include <vector>\nnamespace shipyard {\nclass Pool {};\n}\n",
+            "include/queue.h": "#import <Foundation/Foundation.h>\n@interface Queue : NSObject\n@end\n",
+            "lib/router.ex": "defmodule Router do\nend\n",
+        },
+    )
+    documents, _ = _load_all(CodeSource(tmp_path, max_files=100, max_bytes=4096))
+    assert sorted(documents) == [
+        ("include/pool.h", "cpp"),
+        ("include/queue.h", "objc"),
+        ("lib/router.ex", "elixir"),
+        ("src/ring.c", "c"),
+        ("src/ring.h", "c"),
+    ]
 
 
 def test_decode_handles_boms_and_refuses_binary() -> None:

@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from agentty_rag.bench.datasets import Label, Query
 from agentty_rag.chunking.code import Definition, find_definitions, load_grammar
-from agentty_rag.chunking.languages import LanguageSpec, language_for
+from agentty_rag.chunking.languages import LanguageSpec, language_of
 from agentty_rag.service import Workspace
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk
@@ -176,7 +176,7 @@ def _comment_functions(text: str, spec: LanguageSpec) -> list[tuple[str, int, in
 
 def documented_functions(path: str, text: str) -> list[DocumentedFunction]:
     """Functions of one file whose docs can become a query, with what to mask."""
-    spec = language_for(path)
+    spec = language_of(path, text)
     if spec is None or not spec.grammar:
         return []
     data = text.encode("utf-8")

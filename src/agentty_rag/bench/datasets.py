@@ -2,26 +2,33 @@
 
 A queries file has one JSON object per line::
 
-    {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."]}
+    {"id": "d001", "query": "...", "relevant": ["guide/auth.md#Tokens", "skill:NAME"], "answers": ["..."],
+     "category": "..."}
 
-``relevant`` entries take these forms (paths relative to the corpus root: the docs folder for docs, the
-workspace root for code):
+``relevant`` entries take these forms (paths relative to the corpus root — the docs folder for docs, the
+workspace root for code —, or for docs relative to the workspace root, as ``scope`` accepts them):
 
 * ``path`` — the whole file;
 * ``path#Heading`` — the section under that heading (its deepest heading);
 * ``path:START-END`` — a line span;
 * ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path);
 * ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
+
+``answers`` and ``category`` (a group the reports average over) are optional. The query text is read as the
+tools receive it: whitespace runs collapsed to one space, cut to the tools' length limit.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
+from agentty_rag.service import MAX_QUERY_CHARS, Workspace
 from agentty_rag.types import Chunk
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
@@ -101,10 +108,77 @@ class Query:
     text: str
     labels: tuple[Label, ...]
     answers: tuple[str, ...] = ()
+    category: str = ""
+
+
+def as_tool_query(text: str) -> str:
+    """The query as ``search_docs`` and ``search_code`` receive it (a long issue text is cut the same way)."""
+    return " ".join(text.split())[:MAX_QUERY_CHARS]
 
 
 def chunk_file_id(chunk: Chunk) -> str:
     return f"{chunk.source}:{chunk.ref}"
+
+
+def json_object(line: str, where: str) -> dict[str, Any]:
+    """One line of a JSONL file as an object; ``QueriesError`` naming ``where`` (file:line) otherwise."""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise QueriesError(f"{where}: not JSON ({error.msg})") from error
+    if not isinstance(entry, dict):
+        raise QueriesError(f"{where}: expected a JSON object")
+    return entry
+
+
+def query_text(entry: dict[str, Any], where: str) -> str:
+    text = entry.get("query")
+    if not isinstance(text, str) or not text.strip():
+        raise QueriesError(f'{where}: "query" must be a non-empty string')
+    return text
+
+
+def reconcile(
+    queries: Sequence[Query], chunks: Sequence[Chunk], corpus: str, docs_prefix: str = ""
+) -> tuple[list[Query], list[str]]:
+    """Labels as the corpus names its files, and a warning for each label that matches nothing.
+
+    A docs label written relative to the workspace (``docs/guide/install.md``) is read relative to the docs
+    folder (``guide/install.md``) when that names a file of the corpus; ``docs_prefix`` is the docs folder
+    relative to the workspace (``docs/``). The queries still run with the labels that match nothing.
+    """
+    known = {chunk_file_id(c) for c in chunks}
+    fixed: list[Query] = []
+    warnings: list[str] = []
+    for query in queries:
+        labels: list[Label] = []
+        for label in query.labels:
+            inside = label.path.removeprefix(docs_prefix) if docs_prefix else label.path
+            if label.file_id not in known and label.source == "docs" and f"docs:{inside}" in known:
+                label = replace(label, path=inside)
+            labels.append(label)
+            if label.file_id not in known:
+                warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
+            elif not any(label.matches_passage(c) for c in chunks if chunk_file_id(c) == label.file_id):
+                warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
+        fixed.append(replace(query, labels=tuple(labels)))
+    return fixed, warnings
+
+
+def _describe(label: Label) -> str:
+    if label.heading:
+        return f"the heading {label.heading!r}"
+    if label.span is not None:
+        return f"the lines {label.span[0]}-{label.span[1]}"
+    return f"the symbol {label.symbol!r}"
+
+
+def docs_prefix_of(workspace: Workspace) -> str:
+    """The docs folder relative to the workspace (``docs/``), or "" when it lies elsewhere."""
+    docs = workspace.docs_root()
+    if docs is None or workspace.root not in docs.parents:
+        return ""
+    return docs.relative_to(workspace.root).as_posix() + "/"
 
 
 def load_queries(path: Path, corpus: str) -> list[Query]:
@@ -118,29 +192,36 @@ def load_queries(path: Path, corpus: str) -> list[Query]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise QueriesError(f"{path}:{number}: not JSON ({error.msg})") from error
-        if not isinstance(entry, dict):
-            raise QueriesError(f"{path}:{number}: expected a JSON object")
-        text, relevant = entry.get("query"), entry.get("relevant")
-        if not isinstance(text, str) or not text.strip():
-            raise QueriesError(f'{path}:{number}: "query" must be a non-empty string')
+        entry = json_object(line, f"{path}:{number}")
+        text, relevant = query_text(entry, f"{path}:{number}"), entry.get("relevant")
         if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
             raise QueriesError(f'{path}:{number}: "relevant" must be a non-empty list of strings')
         answers = entry.get("answers", [])
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise QueriesError(f'{path}:{number}: "answers" must be a list of strings')
+        category = entry.get("category", "")
+        if not isinstance(category, str):
+            raise QueriesError(f'{path}:{number}: "category" must be a string')
         query_id = str(entry.get("id", f"line{number}"))
         if query_id in seen:
             raise QueriesError(f"{path}:{number}: duplicate id {query_id!r}")
         seen.add(query_id)
         labels = tuple(Label.parse(r, corpus) for r in relevant)
-        queries.append(Query(query_id, text, labels, tuple(answers)))
+        queries.append(Query(query_id, as_tool_query(text), labels, tuple(answers), category))
     if not queries:
         raise QueriesError(f"{path}: no queries")
     return queries
 
 
-__all__ = ["Label", "Query", "QueriesError", "chunk_file_id", "load_queries"]
+__all__ = [
+    "Label",
+    "Query",
+    "QueriesError",
+    "as_tool_query",
+    "chunk_file_id",
+    "docs_prefix_of",
+    "json_object",
+    "load_queries",
+    "query_text",
+    "reconcile",
+]

@@ -2,6 +2,8 @@
 item not already found higher up (so duplicates in a ranking earn nothing), else 0.
 
 * recall@k: share of the relevant items found in the top k.
+* hit@k (success@k): 1 when any relevant item is in the top k, else 0; the same as recall@k for a query with
+  one relevant item.
 * reciprocal rank: 1 / rank of the first relevant hit (0 when none).
 * nDCG@k with binary gains (Järvelin and Kekäläinen, 2002): DCG = sum gain_i / log2(i + 1) over ranks
   1..k, divided by the DCG of an ideal ranking that puts min(relevant, k) relevant hits first.
@@ -33,6 +35,10 @@ def recall_at(matches: Sequence[Iterable[int]], n_relevant: int, k: int) -> floa
     return len(found) / n_relevant
 
 
+def hit_at(gains: Sequence[int], k: int) -> float:
+    return 1.0 if any(gains[:k]) else 0.0
+
+
 def reciprocal_rank(gains: Sequence[int]) -> float:
     for rank, gain in enumerate(gains, start=1):
         if gain:
@@ -57,4 +63,4 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank - 1]
 
 
-__all__ = ["gains_from_matches", "ndcg_at", "percentile", "recall_at", "reciprocal_rank"]
+__all__ = ["gains_from_matches", "hit_at", "ndcg_at", "percentile", "recall_at", "reciprocal_rank"]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentty_rag.bench.datasets import Query, chunk_file_id
-from agentty_rag.bench.metrics import gains_from_matches, ndcg_at, percentile, recall_at, reciprocal_rank
+from agentty_rag.bench.metrics import gains_from_matches, hit_at, ndcg_at, percentile, recall_at, reciprocal_rank
 from agentty_rag.types import Chunk
 
 Searcher = Callable[[str, int], Sequence[Chunk]]
@@ -17,6 +17,7 @@ Searcher = Callable[[str, int], Sequence[Chunk]]
 class QueryScore:
     id: str
     recall: dict[int, float]
+    hit: dict[int, float]
     rr: float
     ndcg10: float
     ms: float
@@ -37,6 +38,9 @@ class RungResult:
             "recall@1": self.mean(lambda s: s.recall[1]),
             "recall@5": self.mean(lambda s: s.recall[5]),
             "recall@10": self.mean(lambda s: s.recall[10]),
+            "hit@1": self.mean(lambda s: s.hit[1]),
+            "hit@5": self.mean(lambda s: s.hit[5]),
+            "hit@10": self.mean(lambda s: s.hit[10]),
             "mrr": self.mean(lambda s: s.rr),
             "ndcg@10": self.mean(lambda s: s.ndcg10),
             "ms_p50": percentile(times, 0.5),
@@ -45,9 +49,12 @@ class RungResult:
 
 
 def matches(query: Query, chunks: Sequence[Chunk], level: str) -> list[list[int]]:
-    """For each ranked chunk, the indices of the query's relevant items it matches.
+    """For each rank, the indices of the query's relevant items the hit there matches.
 
-    At file level, labels and chunks are compared by file, and a file counts once.
+    At file level, labels and chunks are compared by file and the ranks are those of the distinct files: a
+    labeled file counts at its rank among the files of the ranking. At passage level the ranks are the
+    passages' own, and an item counts at the first passage that matches it: a whole-file label at the first
+    passage from its file.
     """
     if level == "file":
         files = list(dict.fromkeys(label.file_id for label in query.labels))
@@ -64,6 +71,7 @@ def score_query(query: Query, chunks: Sequence[Chunk], level: str, ms: float) ->
     return QueryScore(
         query.id,
         {k: recall_at(matched, n_relevant, k) for k in (1, 5, 10)},
+        {k: hit_at(gains, k) for k in (1, 5, 10)},
         reciprocal_rank(gains),
         ndcg_at(gains, n_relevant, 10),
         ms,

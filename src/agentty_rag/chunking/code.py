@@ -20,6 +20,9 @@ from itertools import accumulate
 from tree_sitter import Node, Parser, Query, QueryCursor
 
 from agentty_rag.chunking.languages import LanguageSpec
+from agentty_rag.chunking.rules import describe
+from agentty_rag.chunking.rules import first_child_of as _first_child_of
+from agentty_rag.chunking.rules import node_text as _text
 from agentty_rag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -80,15 +83,26 @@ def load_grammar(spec: LanguageSpec) -> tuple[Parser, QueryCursor] | None:
     return loaded
 
 
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
-
-
 def _normalise(name: str) -> str:
     name = name.split("<", 1)[0].split("(", 1)[0].strip()
     for separator in ("::", "\\", ":", "->"):
         name = name.replace(separator, ".")
     return ".".join(part for part in name.split(".") if part.strip()).replace(" ", "")
+
+
+_C_FAMILY = ("c", "cpp", "objc")
+
+
+_C_KEYWORDS = frozenset({"namespace", "template", "class", "struct", "union", "enum", "typename", "using"})
+
+
+def _misparsed_c_name(name: str) -> bool:
+    """A macro the grammar cannot expand (``FMT_BEGIN_NAMESPACE namespace detail {``) reads as a function whose
+    name is a keyword or several words; such a node is not a definition, though the ones inside it are."""
+    words = name.split()
+    if len(words) == 1:
+        return words[0] in _C_KEYWORDS
+    return not any(word.endswith("operator") for word in words[:-1])  # `operator bool` is one name
 
 
 def _c_declarator_name(node: Node) -> str:
@@ -103,12 +117,11 @@ def _c_declarator_name(node: Node) -> str:
     return _text(declarator)
 
 
-def _first_child_of(node: Node, types: tuple[str, ...]) -> Node | None:
-    return next((c for c in node.named_children if c.type in types), None)
-
-
 def definition_name(node: Node, spec: LanguageSpec) -> str:
     """The name a definition node declares, normalised to dotted form; "" when it has none."""
+    described = describe(node, spec.name)
+    if described is not None:
+        return _normalise(described[0])
     kind = node.type
     if kind == "method_declaration" and spec.name == "go":
         receiver = node.child_by_field_name("receiver")
@@ -127,9 +140,10 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
         return _normalise(_text(spec_node.child_by_field_name("name") if spec_node else None))
     if kind == "impl_item":
         return _normalise(_text(node.child_by_field_name("type")))
-    if kind == "function_definition" and spec.name in ("c", "cpp"):
-        return _normalise(_c_declarator_name(node))
-    if kind == "type_definition" and spec.name in ("c", "cpp"):
+    if kind == "function_definition" and spec.name in _C_FAMILY:
+        name = _c_declarator_name(node)
+        return "" if _misparsed_c_name(name) else _normalise(name)
+    if kind == "type_definition" and spec.name in _C_FAMILY:
         return _normalise(_text(node.child_by_field_name("declarator")))
     if kind in ("lexical_declaration", "variable_declaration") and spec.name != "lua":
         declarator = _first_child_of(node, ("variable_declarator",))
@@ -159,6 +173,9 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
 
 
 def definition_kind(node: Node, spec: LanguageSpec, inside_class: bool) -> str:
+    described = describe(node, spec.name)
+    if described is not None:
+        return "method" if described[1] == "function" and inside_class else described[1]
     kind = node.type
     if kind == "class_declaration" and spec.name == "swift":
         declared = _text(node.child_by_field_name("declaration_kind"))
@@ -199,21 +216,46 @@ def _row_end(node: Node) -> int:
     return row - 1 if node.end_point.column == 0 and row > node.start_point.row else row
 
 
+def _extent(node: Node, spec: LanguageSpec) -> tuple[Node, Node]:
+    """The first and last node a definition spans: its wrappers above, a trailing body beside it."""
+    outer = node
+    while outer.parent is not None and outer.parent.type in spec.wrappers:
+        outer = outer.parent
+    after = outer.next_named_sibling if spec.trailing else None
+    return outer, after if after is not None and after.type in spec.trailing else outer
+
+
+_CLAUSE_KINDS = frozenset({"function", "method", "macro"})
+
+
+def _merge_clauses(definitions: list[Definition]) -> list[Definition]:
+    """Consecutive definitions of one name and kind become one: a signature with its equations, clauses."""
+    merged: list[Definition] = []
+    for definition in definitions:
+        definition.children = _merge_clauses(definition.children)
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and definition.kind in _CLAUSE_KINDS
+            and (previous.name, previous.kind) == (definition.name, definition.kind)
+        ):
+            previous.end, previous.end_byte = definition.end, definition.end_byte
+            previous.children.extend(definition.children)
+        else:
+            merged.append(definition)
+    return merged
+
+
 def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, lines: list[str]) -> list[Definition]:
     """Named definitions of a parsed file, nested by containment, in source order."""
     seen: dict[tuple[int, int], Node] = {}
     for node in cursor.captures(tree_root).get("def", []):
         seen.setdefault((node.start_byte, node.end_byte), node)
-    candidates: list[tuple[Node, Node]] = []
-    for node in seen.values():
-        outer = node
-        while outer.parent is not None and outer.parent.type in spec.wrappers:
-            outer = outer.parent
-        candidates.append((node, outer))
-    candidates.sort(key=lambda pair: (pair[1].start_byte, -pair[1].end_byte))
+    candidates = [(node, *_extent(node, spec)) for node in seen.values()]
+    candidates.sort(key=lambda found: (found[1].start_byte, -found[2].end_byte))
     roots: list[Definition] = []
     stack: list[Definition] = []
-    for node, outer in candidates:
+    for node, outer, last in candidates:
         while stack and stack[-1].end_byte <= outer.start_byte:
             stack.pop()
         parent = stack[-1] if stack else None
@@ -233,16 +275,16 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
         if kind == "function" and spec.name == "cpp" and "." in name:
             kind = "method"  # an out-of-line member: void Pool::submit() {...}
         definition = Definition(
-            start, _row_end(outer), node.start_point.row, kind, name, outer.start_byte, outer.end_byte
+            start, _row_end(last), node.start_point.row, kind, name, outer.start_byte, last.end_byte
         )
-        if parent is not None and parent.start_byte <= outer.start_byte and outer.end_byte <= parent.end_byte:
+        if parent is not None and parent.start_byte <= outer.start_byte and last.end_byte <= parent.end_byte:
             # A member's doc comment never reaches above its container's own first row.
             definition.start = max(definition.start, parent.head + 1)
             parent.children.append(definition)
         else:
             roots.append(definition)
         stack.append(definition)
-    return roots
+    return _merge_clauses(roots) if spec.clauses else roots
 
 
 class _Emitter:

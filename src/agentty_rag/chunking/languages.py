@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from agentty_rag.chunking.headers import header_language
+
 
 @dataclass(frozen=True)
 class LanguageSpec:
@@ -24,6 +26,9 @@ class LanguageSpec:
         prefixes: sibling nodes directly above a definition that belong to it (doc comments, attributes).
         extra_patterns: further tree-sitter query patterns capturing ``@def`` (e.g. ``const f = () => {}``).
         filenames: exact file names (``Makefile``) in this language.
+        trailing: a sibling node directly after a definition that belongs to it (Dart's ``function_body``).
+        clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
+            the clauses of an Erlang or Elixir function).
     """
 
     name: str
@@ -36,6 +41,8 @@ class LanguageSpec:
     prefixes: tuple[str, ...] = ("comment",)
     extra_patterns: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
+    trailing: tuple[str, ...] = ()
+    clauses: bool = False
 
 
 _JS_FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
@@ -75,6 +82,122 @@ _TYPESCRIPT = replace(
     others=("type_alias_declaration", "enum_declaration"),
 )
 _TSX = replace(_TYPESCRIPT, name="tsx", extensions=(".tsx",), grammar="tsx")
+
+_ZIG = LanguageSpec(
+    "zig",
+    (".zig",),
+    "zig",
+    prefixes=("doc_comment", "line_comment"),
+    extra_patterns=(
+        # A function with a body (an `extern fn` prototype is a declaration only), and a constant bound to a
+        # struct, enum, union, opaque or error set: `pub const Point = struct { ... };`.
+        "(Decl (FnProto) (Block)) @def",
+        "(Decl (VarDecl (ErrorUnionExpr (SuffixExpr [(ContainerDecl) (ErrorSetDecl)])))) @def",
+    ),
+)
+# Elixir's definitions are macro calls; rules.py names them and gives their kinds.
+_ELIXIR_DEFINITION = "^(defmodule|defprotocol|defimpl|def|defp|defdelegate|defmacro|defmacrop|defguard|defguardp)$"
+_ELIXIR = LanguageSpec(
+    "elixir",
+    (".ex", ".exs"),
+    "elixir",
+    # `@doc`, `@spec` and `@impl` are unary `@` operators just above a definition.
+    prefixes=("comment", "unary_operator"),
+    extra_patterns=(f'((call target: (identifier) @_keyword) @def (#match? @_keyword "{_ELIXIR_DEFINITION}"))',),
+    clauses=True,
+)
+_HASKELL_FUNCTIONS = ("function", "bind", "signature")
+_HASKELL = LanguageSpec(
+    "haskell",
+    (".hs",),
+    "haskell",
+    containers=("class", "instance"),
+    others=("data_type", "newtype", "type_synomym", "type_family", "data_family"),
+    prefixes=("comment", "haddock"),
+    # Equations and signatures of the module and of classes and instances, not the local ones of `where`/`let`.
+    extra_patterns=tuple(
+        f"({body} ({function}) @def)"
+        for body in ("declarations", "class_declarations", "instance_declarations")
+        for function in _HASKELL_FUNCTIONS
+    ),
+    clauses=True,
+)
+_ERLANG = LanguageSpec(
+    "erlang",
+    (".erl", ".hrl"),
+    "erlang",
+    functions=("fun_decl", "spec"),
+    others=("record_decl", "type_alias", "opaque", "pp_define"),
+    clauses=True,
+)
+_OCAML = LanguageSpec(
+    "ocaml",
+    (".ml",),
+    "ocaml",
+    containers=("module_definition", "module_type_definition", "class_definition"),
+    functions=("method_definition", "value_specification", "external"),
+    others=("type_definition", "exception_definition"),
+    # Top-level and module-level `let`, not the `let ... in` inside expressions.
+    extra_patterns=("(compilation_unit (value_definition) @def)", "(structure (value_definition) @def)"),
+)
+_OCAML_INTERFACE = replace(_OCAML, name="ocaml_interface", extensions=(".mli",), grammar="ocaml_interface")
+_JULIA = LanguageSpec(
+    "julia",
+    (".jl",),
+    "julia",
+    containers=("module_definition",),
+    functions=("function_definition", "macro_definition"),
+    others=("struct_definition", "abstract_definition", "primitive_definition"),
+    # `@inline function f ... end` and `Base.@kwdef struct ...`.
+    wrappers=("macro_argument_list", "macrocall_expression"),
+    # A docstring is a string literal directly above the definition.
+    prefixes=("line_comment", "block_comment", "string_literal"),
+    extra_patterns=(
+        "(assignment . (call_expression)) @def",
+        "(assignment . (where_expression . (call_expression))) @def",
+    ),
+)
+_R = LanguageSpec(
+    "r",
+    (".r",),
+    "r",
+    extra_patterns=("(binary_operator lhs: (identifier) rhs: (function_definition)) @def",),
+)
+_PERL = LanguageSpec(
+    "perl",
+    (".pl", ".pm"),
+    "perl",
+    containers=("package_statement",),
+    functions=("subroutine_declaration_statement",),
+    prefixes=("comment", "pod"),
+)
+_DART = LanguageSpec(
+    "dart",
+    (".dart",),
+    "dart",
+    containers=("class_definition", "mixin_declaration", "extension_declaration", "enum_declaration"),
+    functions=("method_signature",),
+    others=("type_alias",),
+    prefixes=("comment", "documentation_comment", "annotation"),
+    extra_patterns=tuple(
+        f"(program ({signature}) @def)" for signature in ("function_signature", "getter_signature", "setter_signature")
+    ),
+    trailing=("function_body",),
+)
+_OBJC = LanguageSpec(
+    "objc",
+    (".m", ".mm"),
+    "objc",
+    containers=("class_interface", "class_implementation", "protocol_declaration"),
+    functions=("method_definition", "method_declaration", "function_definition"),
+    others=("type_definition",),
+    wrappers=("implementation_definition",),
+    extra_patterns=(
+        "(struct_specifier body: (_)) @def",
+        "(union_specifier body: (_)) @def",
+        "(enum_specifier body: (_)) @def",
+    ),
+)
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec(
@@ -230,6 +353,17 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         ),
     ),
     LanguageSpec("bash", (".sh", ".bash", ".zsh", ".ksh"), "bash", functions=("function_definition",)),
+    _ZIG,
+    _ELIXIR,
+    _HASKELL,
+    _ERLANG,
+    _OCAML,
+    _OCAML_INTERFACE,
+    _JULIA,
+    _R,
+    _PERL,
+    _DART,
+    _OBJC,
     # Indexed as line windows: no definition rules (yet), but worth finding by meaning.
     LanguageSpec("sql", (".sql",)),
     LanguageSpec("yaml", (".yaml", ".yml")),
@@ -243,20 +377,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("make", (".mk",), filenames=("Makefile", "GNUmakefile", "makefile")),
     LanguageSpec("cmake", (".cmake",), filenames=("CMakeLists.txt",)),
     LanguageSpec("groovy", (".groovy", ".gradle")),
-    LanguageSpec("dart", (".dart",)),
-    LanguageSpec("elixir", (".ex", ".exs")),
-    LanguageSpec("erlang", (".erl", ".hrl")),
-    LanguageSpec("haskell", (".hs",)),
-    LanguageSpec("ocaml", (".ml", ".mli")),
-    LanguageSpec("perl", (".pl", ".pm")),
-    LanguageSpec("r", (".r",)),
-    LanguageSpec("julia", (".jl",)),
-    LanguageSpec("zig", (".zig",)),
     LanguageSpec("nim", (".nim",)),
     LanguageSpec("clojure", (".clj", ".cljs", ".cljc", ".edn")),
     LanguageSpec("elm", (".elm",)),
     LanguageSpec("fsharp", (".fs", ".fsi", ".fsx")),
-    LanguageSpec("objc", (".m", ".mm")),
     LanguageSpec("powershell", (".ps1", ".psm1")),
     LanguageSpec("terraform", (".tf", ".tfvars", ".hcl")),
 )
@@ -285,9 +409,23 @@ ALIASES = {
     "shell": "bash",
     "zsh": "bash",
     "yml": "yaml",
+    "ex": "elixir",
+    "exs": "elixir",
+    "erl": "erlang",
+    "hs": "haskell",
+    "ml": "ocaml",
+    "jl": "julia",
+    "pl": "perl",
+    "objective-c": "objc",
+    "objectivec": "objc",
+    "obj-c": "objc",
 }
 # A filter on a language also admits its dialects.
-FAMILIES = {"typescript": ("typescript", "tsx"), "javascript": ("javascript",)}
+FAMILIES = {
+    "typescript": ("typescript", "tsx"),
+    "javascript": ("javascript",),
+    "ocaml": ("ocaml", "ocaml_interface"),
+}
 
 
 def language_for(filename: str) -> LanguageSpec | None:
@@ -298,6 +436,20 @@ def language_for(filename: str) -> LanguageSpec | None:
         return spec
     dot = base.rfind(".")
     return _BY_EXTENSION.get(base[dot:].lower()) if dot > 0 else None
+
+
+def named_by_text(filename: str) -> bool:
+    """Whether a file's language is decided by its text, not its name alone (``.h``: C, C++ or Objective-C)."""
+    return filename.lower().endswith(".h")
+
+
+def language_of(filename: str, text: str) -> LanguageSpec | None:
+    """The language of a file by its name, and by its text where the name is ambiguous (``.h``: C, C++ or
+    Objective-C); None when the chunker cannot index it."""
+    spec = language_for(filename)
+    if spec is not None and named_by_text(filename):
+        return _BY_NAME[header_language(text)]
+    return spec
 
 
 def resolve_language(name: str) -> tuple[str, ...] | None:
@@ -317,4 +469,13 @@ def spec_named(name: str) -> LanguageSpec:
     return _BY_NAME[name]
 
 
-__all__ = ["LANGUAGES", "LanguageSpec", "language_for", "language_names", "resolve_language", "spec_named"]
+__all__ = [
+    "LANGUAGES",
+    "LanguageSpec",
+    "language_for",
+    "language_names",
+    "language_of",
+    "named_by_text",
+    "resolve_language",
+    "spec_named",
+]

@@ -112,7 +112,7 @@ class OllamaEmbedder:
         except httpx.TimeoutException as error:
             raise EmbeddingError("timeout") from error
         except ConnectionError as error:
-            raise EmbeddingError(f"connection refused at {self.host}") from error
+            raise EmbeddingError(connection_failure(self.host)) from error
         except (httpx.HTTPError, OSError, ValueError) as error:
             raise EmbeddingError(f"{type(error).__name__}: {error}") from error
         vectors = np.asarray(response.embeddings, np.float32)
@@ -122,6 +122,19 @@ class OllamaEmbedder:
 
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
+
+
+def connection_failure(host: str) -> str:
+    """Why a connection failed, named by its cause: a host name that does not resolve, or a refusal."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(host)
+    try:
+        socket.getaddrinfo(parts.hostname or "", parts.port or 11434, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return f"host not found: {parts.hostname} (check AGENTTY_OLLAMA_HOST)"
+    return f"connection refused at {host}"
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ MANIFEST_FORMAT = "agentty-rag-manifest"
 _COMPACT_DELTA_SHARE = 0.10
 _COMPACT_MIN_DELTA = 20_000  # postings
 
+# (done, total, phase): phase is "scanning", "parsing", "writing" or "embedding".
 Progress = Callable[[int, int, str], None]
 
 
@@ -375,6 +376,17 @@ class CorpusIndex:
         diff.removed = [key for key in self._files if key not in scan.stamps]
         return diff
 
+    def _report(self, done: int, total: int, phase: str) -> None:
+        """Tell the progress callback (the command line's bars) where a refresh is."""
+        if self.progress is not None:
+            self.progress(done, total, phase)
+
+    def preview(self) -> tuple[list[FileStamp], SkipReport]:
+        """The files a build would read and what it would skip, from a scan only (nothing is written)."""
+        with self.lock:
+            scan = self._scan()
+            return [scan.stamps[key] for key in sorted(scan.stamps)], scan.skipped
+
     def _writer_lock(self) -> contextlib.AbstractContextManager[None]:
         """The cross-process update lock; an in-memory index has no other process to wait for."""
         if not self.on_disk:
@@ -402,6 +414,7 @@ class CorpusIndex:
         started = time.perf_counter()
         with self.lock:
             self._sync()
+            self._report(0, 0, "scanning")
             scan = self._scan()
             self._last_scan = scan
             reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
@@ -540,8 +553,7 @@ class CorpusIndex:
             store.clear()
             for number, key in enumerate(keys, start=1):
                 self.build_state = (number - 1, len(keys))
-                if self.progress is not None:
-                    self.progress(number, len(keys), key)
+                self._report(number, len(keys), "parsing")
                 item, counted = next(prepared)
                 files[key] = item.row()
                 for chunk, counts in counted:
@@ -562,6 +574,7 @@ class CorpusIndex:
                     store.put_chunks(rows)
                     rows = []
             store.put_chunks(rows)
+            self._report(len(keys), len(keys), "writing")
             store.add_terms(vocab)
             segments: dict[str, Segment] = {}
             length_arrays: dict[str, npt.NDArray[np.float64]] = {}
@@ -727,6 +740,19 @@ class CorpusIndex:
             if self.embedding_profile is not None:
                 self._load_vectors()
             return added
+
+    def has_vectors(self) -> bool:
+        """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
+        with self.lock:
+            if self._never_built():
+                return False
+            try:
+                return self._open_store().has_vectors()
+            except IndexCorrupt as error:  # corruption like any other: the next refresh rebuilds it
+                self._recover(error)
+                return False
+            except AgenttyError:  # busy, or not openable here: nothing known
+                return False
 
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""
@@ -980,7 +1006,17 @@ class CorpusIndex:
             "redacted": self.redactions(),
             "manifest": {**self.config.profile(), "roots": self.config.roots},
             "skipped": self.skipped().to_json(),
+            "by_source": self._files_by_source(),
         }
+
+    def _files_by_source(self) -> dict[str, int]:
+        """Indexed files per source (``docs``, ``skill``, ``memory``, ``code``); before a first build, the
+        files the last scan found."""
+        keys: Iterable[str] = (key for key, row in self._files.items() if not row.skip)
+        if not self._files and self._last_scan is not None:
+            keys = self._last_scan.stamps
+        counts = Counter(key.split(":", 1)[0] for key in keys)
+        return dict(sorted(counts.items()))
 
     def close(self) -> None:
         with self.lock:

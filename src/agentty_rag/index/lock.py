@@ -1,9 +1,11 @@
 """One writer at a time per index, across processes: an advisory lock on a file beside the database.
 
 The operating system releases the lock when its holder exits, however it exits, so a lock left by a dead
-process is never in force: the file may stay behind, but the next writer takes the lock at once. The holder
-writes its process id into the file and empties it when it lets go, so a file that still names a process
-while nobody holds the lock tells that an update died half-way (the index is then checked before use).
+process is never in force: the file may stay behind, but the next writer takes the lock at once. The lock
+primitive is filelock's (``flock`` on POSIX, ``LockFileEx`` on Windows), taken on a descriptor this module
+opens itself. The holder writes its process id into the file and empties it when it lets go, so a file that
+still names a process while nobody holds the lock tells that an update died half-way (the index is then
+checked before use).
 
 The lock file is never opened through a symbolic link, and a lock path that is a folder or a FIFO is
 refused with a message that says so.
@@ -17,13 +19,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import lock_descriptor, unlock_descriptor
+
 from agentty_rag.errors import IndexBusy, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile, open_private
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 _POLL_SECONDS = 0.05
 
@@ -52,19 +51,14 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
         raise IndexUnwritable(f"{path.parent} cannot be created ({error.strerror})") from None
     fd = _open_lock(path, os.O_RDWR | os.O_CREAT)
     try:
-        if fcntl is not None:
-            deadline = time.monotonic() + timeout_s
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise IndexBusy(
-                            f"another process is updating {path.stem} (lock {path}); "
-                            f"waited {timeout_s:.0f} s — try again, or raise AGENTTY_RAG_LOCK_TIMEOUT_MS"
-                        ) from None
-                    time.sleep(_POLL_SECONDS)
+        deadline = time.monotonic() + timeout_s
+        while not lock_descriptor(fd, blocking=False):
+            if time.monotonic() >= deadline:
+                raise IndexBusy(
+                    f"another process is updating {path.stem} (lock {path}); "
+                    f"waited {timeout_s:.0f} s — try again, or raise AGENTTY_RAG_LOCK_TIMEOUT_MS"
+                )
+            time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         try:
@@ -72,26 +66,23 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
         finally:
             os.ftruncate(fd, 0)  # released by a live process: any transaction it began was committed or rolled back
     finally:
-        if fcntl is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
+        with contextlib.suppress(OSError):
+            unlock_descriptor(fd)
         os.close(fd)
 
 
 def held(path: Path) -> bool:
     """Whether another process holds the lock right now (never waits)."""
-    if fcntl is None or not path.exists():
+    if not path.exists():
         return False
     try:
         fd = open_private(path, os.O_RDONLY)
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        if not lock_descriptor(fd, blocking=False):
+            return True
+        unlock_descriptor(fd)
         return False
     finally:
         os.close(fd)
@@ -105,6 +96,8 @@ def unfinished_update(path: Path) -> bool:
         return False
     try:
         named = os.read(fd, 64).strip()
+    except OSError:  # Windows locks the bytes themselves: a holder is alive
+        return False
     finally:
         os.close(fd)
     return bool(named) and not held(path)

@@ -388,6 +388,10 @@ class Store:
             if count > 2 * max(live, 1000):
                 self._run("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)")
 
+    def has_vectors(self) -> bool:
+        """Whether any embedding is stored (of any profile)."""
+        return bool(self._run("SELECT 1 FROM vectors LIMIT 1"))
+
     def counts(self) -> tuple[int, int]:
         """(files, chunks)."""
         files = self._run("SELECT COUNT(*) FROM files WHERE skip = ''")[0][0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentty_rag.chunking.languages import language_for
+from agentty_rag.chunking.languages import language_for, language_of
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.text import decode, looks_generated
 from agentty_rag.sources.walker import ScanResult, WalkRules, scan_tree
@@ -39,7 +39,7 @@ class CodeSource:
         if looks_generated(loaded.text):
             return LoadResult(skip_reason="generated or minified")
         rel = stamp.key.removeprefix("code:")
-        spec = language_for(rel)
+        spec = language_of(rel, loaded.text)
         language = spec.name if spec is not None else "text"
         return LoadResult((Document("code", rel, loaded.text, language=language),))
 

@@ -1,0 +1,282 @@
+"""The ladder: the server's own pipeline measured one stage at a time, on one corpus with labeled queries.
+
+``rag-bench docs|code`` runs it on a private copy of a workspace, ``rag-bench suite`` on each workspace of a
+manifest; both build the index first (``build``), then run the rungs (``run_rungs``) and, when asked, the
+token-economy levers (``measure_levers``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentty_rag.bench.baseline import WholeFileBaseline
+from agentty_rag.bench.console import UsageError
+from agentty_rag.bench.datasets import Query
+from agentty_rag.bench.run import RungResult, Searcher, evaluate
+from agentty_rag.config import load_settings
+from agentty_rag.index.engine import CorpusIndex, RefreshReport
+from agentty_rag.service import Workspace
+from agentty_rag.types import Chunk
+
+Progress = Callable[[str], None]
+
+# The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
+# then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults);
+# ``+budget`` measures the passages that survive the output path (the relevance floor may drop some).
+_ALL_OFF = {"AGENTTY_RAG_DENSE": "0", "AGENTTY_RAG_RERANK": "0", "AGENTTY_RAG_MMR": "0", "AGENTTY_RAG_STITCH": "0"}
+_DENSE = {**_ALL_OFF, "AGENTTY_RAG_DENSE": "1"}
+RUNGS: dict[str, dict[str, str]] = {
+    "baseline": {},
+    "bm25": _ALL_OFF,
+    "+dense": _DENSE,
+    "+rerank": {**_DENSE, "AGENTTY_RAG_RERANK": "1"},
+    "+stitch": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+budget": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1"},
+    "+mmr": {**_DENSE, "AGENTTY_RAG_RERANK": "1", "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
+}
+# Rungs whose hits are what the output path shows, not the ranking alone.
+OUTPUT_RUNGS = {"+budget", "+mmr", "current"}
+# Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
+LEVERS: dict[str, dict[str, object]] = {
+    "all levers on": {},
+    "- relevance floor": {"relevance_floor": 0.0},
+    "- water-filling": {"gamma": 0.0},
+    "- confidence scaling": {"confidence_floor": 1.0},
+    "- extractive": {"extractive": False},
+    "- water-filling, - extractive": {"gamma": 0.0, "extractive": False},
+    "all levers off": {"relevance_floor": 0.0, "gamma": 0.0, "confidence_floor": 1.0, "extractive": False},
+}
+TOKENS_PER_BYTE = 0.25  # ~4 bytes per token: the usual estimate for English text and code
+
+
+@dataclass(frozen=True)
+class Target:
+    """A corpus to measure: the files under ``root`` are read, and its indexes are written under ``state_dir``.
+
+    ``state_dir`` None keeps the indexes in the root's own ``.agentty/`` (a private copy's); a folder elsewhere
+    lets a workspace be measured where it is without anything being written to it.
+    """
+
+    root: Path
+    env: Mapping[str, str]
+    state_dir: Path | None = None
+
+    def workspace(self, overrides: Mapping[str, str] | None = None) -> Workspace:
+        workspace = Workspace(self.root, load_settings({**self.env, **(overrides or {})}))
+        if self.state_dir is not None:
+            workspace.state_dir = self.state_dir  # read before any index exists: only the indexes move
+        return workspace
+
+
+@dataclass
+class Built:
+    """A target's index after a full build, with the dense leg's state."""
+
+    workspace: Workspace
+    index: CorpusIndex
+    report: RefreshReport
+    seconds: float
+    chunks: list[Chunk]
+    dense: dict[str, Any]
+
+
+def build(target: Target, corpus: str, own_db: Path, progress: Progress) -> Built:
+    """Build ``corpus``'s index from scratch; when the dense leg answers, embed it, reusing ``own_db``'s vectors."""
+    workspace = target.workspace()
+    index = workspace.index(corpus)
+    index.progress = lambda done, total, phase: progress(f"indexing: {phase} {done}/{total} files")
+    started = time.perf_counter()
+    report = index.refresh(force_rebuild=True)
+    seconds = time.perf_counter() - started
+    dense: dict[str, Any] = {"state": workspace.dense.ensure().state, "description": workspace.dense.describe()}
+    if dense["state"] == "ready":
+        dense["reused"] = _reuse_vectors(index, own_db)
+        started = time.perf_counter()
+        embedded = workspace.embed_all(corpus, lambda done, total, _: progress(f"embedding {done}/{total}"))
+        spent = time.perf_counter() - started
+        dense.update(embedded=embedded, seconds=spent, chunks_per_s=embedded / spent if spent else 0.0)
+    return Built(workspace, index, report, seconds, index.all_chunks(), dense)
+
+
+def _reuse_vectors(index: CorpusIndex, own_db: Path) -> int:
+    """Import the vectors a workspace's own index holds (same model, same text) from a copy of its database:
+    opening the database itself would create its write-ahead files in the workspace."""
+    if not own_db.exists():
+        return 0
+    copy = index.config.state_dir / "vectors-to-reuse.ragdb"
+    try:
+        shutil.copyfile(own_db, copy)
+        wal = own_db.with_name(own_db.name + "-wal")
+        if wal.exists():
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        return index.import_vectors(copy)
+    finally:
+        for leftover in (copy, *(copy.with_name(copy.name + s) for s in ("-wal", "-shm", "-journal"))):
+            leftover.unlink(missing_ok=True)
+
+
+def parse_rungs(spec: str | None) -> list[str]:
+    """The rungs a comma-separated ``--rungs`` names (all of them when None)."""
+    names = list(RUNGS) if not spec else [r.strip() for r in spec.split(",") if r.strip()]
+    unknown = [r for r in names if r not in RUNGS]
+    if unknown:
+        raise UsageError(f"unknown rung(s) {', '.join(unknown)}; known: {', '.join(RUNGS)}")
+    return names
+
+
+def check_k(k: int) -> None:
+    if not 1 <= k <= 50:
+        raise UsageError("-k must be from 1 to 50")
+
+
+def plan(rung_names: Sequence[str], config: str, dense: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The rungs to run (all of ``rung_names``, or ``current`` alone) and a line for each one skipped."""
+    ladder = ["current"] if config == "current" else list(rung_names)
+    skipped: list[str] = []
+    if dense["state"] != "ready" and "+dense" in ladder:
+        ladder = [r for r in ladder if r != "+dense"]
+        skipped.append(f"+dense skipped: the dense leg is {dense['description']}")
+    return ladder, skipped
+
+
+def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
+    """The ranked hits alone."""
+
+    def search(query: str, k: int) -> list[Chunk]:
+        return [hit.chunk for hit in workspace.ranked(corpus, query, k).hits]
+
+    return search
+
+
+def output_searcher(workspace: Workspace, corpus: str) -> Searcher:
+    """The passages the output path shows (stitched, above the relevance floor, within the budget)."""
+
+    def search(query: str, k: int) -> list[Chunk]:
+        retrieved = workspace.ranked(corpus, query, k)
+        return [p.hit.chunk for p in workspace.render(corpus, query, retrieved).packed.passages]
+
+    return search
+
+
+@dataclass
+class Rung:
+    """One rung's scores, and the retrieval mode it ran in (None for the baseline)."""
+
+    result: RungResult
+    mode: str | None = None
+
+    def row(self, categories: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Every figure, and each query's rank (with its category when ``categories`` gives one)."""
+        row: dict[str, Any] = {"rung": self.result.name, **self.result.summary()}
+        if self.mode is not None:
+            row["mode"] = self.mode
+        per_query = []
+        for score in self.result.scores:
+            entry: dict[str, Any] = {"id": score.id, "first_rank": score.first_rank, "rr": score.rr}
+            entry["ndcg@10"] = score.ndcg10
+            if categories and categories.get(score.id):
+                entry["category"] = categories[score.id]
+            per_query.append(entry)
+        row["per_query"] = per_query
+        return row
+
+
+def run_rungs(
+    target: Target,
+    built: Built,
+    corpus: str,
+    queries: Sequence[Query],
+    level: str,
+    k: int,
+    ladder: Sequence[str],
+    progress: Progress,
+) -> list[Rung]:
+    """Each rung of ``ladder`` on the built index, in order."""
+    rungs: list[Rung] = []
+    for name in ladder:
+        progress(f"rung {name}")
+        if name == "baseline":
+            rungs.append(Rung(evaluate(name, WholeFileBaseline(built.index).search, queries, level, k)))
+            continue
+        workspace = target.workspace({} if name == "current" else RUNGS[name])
+        workspace.index(corpus).refresh()
+        shown = output_searcher if name in OUTPUT_RUNGS else ranking_searcher
+        result = evaluate(name, shown(workspace, corpus), queries, level, k)
+        rungs.append(Rung(result, workspace.ranked(corpus, queries[0].text, 1).mode))
+        workspace.close()
+    return rungs
+
+
+def measure_levers(workspace: Workspace, corpus: str, queries: Sequence[Query], k: int) -> dict[str, dict[str, float]]:
+    """Per token-economy row: bytes and tokens emitted per query, and how many answers survive.
+
+    ``answers_in_output`` is the share of queries (with ``answers``) whose answer substrings all appear in the
+    emitted text; ``answer_retention`` is that share among the queries whose answers the ranked passages held
+    in full before the output path (what the output path keeps of what the ranking found).
+    """
+    base = workspace.budget()
+    configs = {name: replace(base, **change) for name, change in LEVERS.items()}  # type: ignore[arg-type]
+    totals = {name: {"bytes": 0, "kept": 0, "found_kept": 0} for name in configs}
+    with_answers = found = 0
+    for query in queries:
+        retrieved = workspace.ranked(corpus, query.text, k)
+        ranked_text = "\n".join(hit.chunk.text for hit in retrieved.hits)
+        has_answers = bool(query.answers)
+        in_ranking = has_answers and all(a in ranked_text for a in query.answers)
+        with_answers += has_answers
+        found += in_ranking
+        for name, config in configs.items():
+            text = workspace.render(corpus, query.text, retrieved, config).text
+            totals[name]["bytes"] += len(text.encode("utf-8"))
+            kept = has_answers and all(a in text for a in query.answers)
+            totals[name]["kept"] += kept
+            totals[name]["found_kept"] += kept and in_ranking
+    count = max(len(queries), 1)
+    nan = float("nan")
+    return {
+        name: {
+            "bytes_per_query": t["bytes"] / count,
+            "tokens_per_query": t["bytes"] * TOKENS_PER_BYTE / count,
+            "answers_in_output": t["kept"] / with_answers if with_answers else nan,
+            "answer_retention": t["found_kept"] / found if found else nan,
+            "queries_with_answers": float(with_answers),
+            "answers_in_ranking": float(found),
+        }
+        for name, t in totals.items()
+    }
+
+
+def measured_configuration(
+    built: Built, corpus: str, queries: Sequence[Query], level: str, k: int, rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The figures of the configuration the environment selects (what the levers ran on): its rung when the
+    ladder ran it, else measured now."""
+    measured = next((dict(r) for r in rows if r["rung"] in ("+budget", "current")), {})
+    if not measured:
+        shown = output_searcher(built.workspace, corpus)
+        measured = {"rung": "current", **evaluate("current", shown, queries, level, k).summary()}
+    measured["mode"] = built.workspace.ranked(corpus, queries[0].text, 1).mode
+    return measured
+
+
+__all__ = [
+    "LEVERS",
+    "OUTPUT_RUNGS",
+    "RUNGS",
+    "TOKENS_PER_BYTE",
+    "Built",
+    "Rung",
+    "Target",
+    "build",
+    "check_k",
+    "measure_levers",
+    "measured_configuration",
+    "parse_rungs",
+    "plan",
+    "run_rungs",
+]
