@@ -20,7 +20,7 @@ from itertools import accumulate
 from tree_sitter import Node, Parser, Query, QueryCursor
 
 from agentty_rag.chunking.languages import LanguageSpec
-from agentty_rag.chunking.rules import describe
+from agentty_rag.chunking.rules import Spans, describe
 from agentty_rag.chunking.rules import first_child_of as _first_child_of
 from agentty_rag.chunking.rules import node_text as _text
 from agentty_rag.types import Chunk, Document
@@ -117,9 +117,9 @@ def _c_declarator_name(node: Node) -> str:
     return _text(declarator)
 
 
-def definition_name(node: Node, spec: LanguageSpec) -> str:
-    """The name a definition node declares, normalised to dotted form; "" when it has none."""
-    described = describe(node, spec.name)
+def definition_name(node: Node, spec: LanguageSpec, quoted: bool = False) -> str:
+    """The name a definition node declares, normalised to dotted form; "" when it has none (or is quoted)."""
+    described = describe(node, spec.name, quoted)
     if described is not None:
         return _normalise(described[0])
     kind = node.type
@@ -172,8 +172,8 @@ def definition_name(node: Node, spec: LanguageSpec) -> str:
     return _normalise(_text(named))
 
 
-def definition_kind(node: Node, spec: LanguageSpec, inside_class: bool) -> str:
-    described = describe(node, spec.name)
+def definition_kind(node: Node, spec: LanguageSpec, inside_class: bool, quoted: bool = False) -> str:
+    described = describe(node, spec.name, quoted)
     if described is not None:
         return "method" if described[1] == "function" and inside_class else described[1]
     kind = node.type
@@ -249,8 +249,10 @@ def _merge_clauses(definitions: list[Definition]) -> list[Definition]:
 def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, lines: list[str]) -> list[Definition]:
     """Named definitions of a parsed file, nested by containment, in source order."""
     seen: dict[tuple[int, int], Node] = {}
-    for node in cursor.captures(tree_root).get("def", []):
+    captures = cursor.captures(tree_root)
+    for node in captures.get("def", []):
         seen.setdefault((node.start_byte, node.end_byte), node)
+    quotes = Spans(captures.get("quote", []))
     candidates = [(node, *_extent(node, spec)) for node in seen.values()]
     candidates.sort(key=lambda found: (found[1].start_byte, -found[2].end_byte))
     roots: list[Definition] = []
@@ -259,7 +261,8 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
         while stack and stack[-1].end_byte <= outer.start_byte:
             stack.pop()
         parent = stack[-1] if stack else None
-        name = definition_name(node, spec)
+        quoted = quotes.hold(node)
+        name = definition_name(node, spec, quoted)
         if not name:
             continue
         inside_class = parent is not None and parent.kind in _CLASS_KINDS
@@ -271,7 +274,7 @@ def find_definitions(tree_root: Node, cursor: QueryCursor, spec: LanguageSpec, l
                 break  # a trailing comment of the line above, not a doc comment
             start = previous.start_point.row
             previous = previous.prev_named_sibling
-        kind = definition_kind(node, spec, inside_class)
+        kind = definition_kind(node, spec, inside_class, quoted)
         if kind == "function" and spec.name == "cpp" and "." in name:
             kind = "method"  # an out-of-line member: void Pool::submit() {...}
         definition = Definition(
