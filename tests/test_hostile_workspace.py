@@ -133,6 +133,37 @@ def test_settings_and_sessions_files_that_link_out_are_neither_read_nor_written(
     assert (outside / "victim.txt").read_text() == "precious\n"
 
 
+def test_without_the_posix_only_flags_files_are_still_guarded(tmp_path: Path) -> None:
+    # Windows has no O_NOFOLLOW, O_NONBLOCK or os.set_blocking (3.11): a POSIX machine shows those semantics
+    # by removing them before agentty-rag is imported
+    ws, outside = tmp_path / "ws", _outside(tmp_path)
+    write(ws, {"a.txt": "hello\n"})
+    (ws / "link").symlink_to(outside / "victim.txt")
+    script = textwrap.dedent(f"""
+        import os
+        for name in ("O_NOFOLLOW", "O_NONBLOCK", "set_blocking"):
+            delattr(os, name)
+        from pathlib import Path
+        from agentty_rag.fsguard import UnsafeFile, open_private, read_regular, write_private
+        from agentty_rag.index.lock import exclusive
+        ws = Path({str(ws)!r})
+        print(read_regular(str(ws / "a.txt"), str(ws), 100).decode().strip())
+        write_private(ws / "b.txt", b"written")
+        print((ws / "b.txt").read_text())
+        for attempt in (lambda: open_private(ws / "link", os.O_RDWR), lambda: read_regular(str(ws / "link"), str(ws), 100)):
+            try:
+                attempt()
+            except UnsafeFile:
+                print("refused")
+        with exclusive(ws / "x.lock", 1):
+            print("locked")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["hello", "written", "refused", "refused", "locked"]
+    assert (outside / "victim.txt").read_text() == "precious\n"
+
+
 # -- 2. docs, knowledge, memory and skills that link out are not read ----------------------------------------
 
 

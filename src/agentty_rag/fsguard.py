@@ -19,8 +19,11 @@ import os
 import stat
 from pathlib import Path
 
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NOFOLLOW, O_NONBLOCK and O_CLOEXEC are POSIX: Windows has none (nor FIFOs to block on) and wants O_BINARY.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_COMMON = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _COMMON
 # A final symlink opened with O_NOFOLLOW fails with ELOOP on Linux, EMLINK on some BSDs.
 _LINK_ERRNOS = {errno.ELOOP, errno.EMLINK}
 
@@ -49,6 +52,12 @@ def real_path_of(fd: int, opened_as: str) -> str:
     with contextlib.suppress(OSError):
         return os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
     return os.path.realpath(opened_as)
+
+
+def _blocking(fd: int) -> None:
+    """Reads and writes wait again once the file is known to be a regular file (where there was a flag)."""
+    if _NONBLOCK:
+        os.set_blocking(fd, True)
 
 
 def _open_admitted(path: str, boundary: str) -> int:
@@ -83,7 +92,7 @@ def read_regular(path: str, boundary: str, max_bytes: int) -> bytes:
         real = real_path_of(fd, path)
         if boundary and not is_inside(real, boundary):
             raise UnsafeFile(f"{path} resolves to {real}, outside {boundary}", "symlink outside root")
-        os.set_blocking(fd, True)
+        _blocking(fd)
         chunks: list[bytes] = []
         remaining = max_bytes + 1
         while remaining > 0:
@@ -117,8 +126,10 @@ def open_private(path: Path, flags: int, mode: int = 0o644) -> int:
         UnsafeFile: ``path`` is a link, a folder or another non-regular file.
         OSError: it cannot be opened (no permission, read-only file system).
     """
+    if not _NOFOLLOW:  # no flag to refuse a final link: look first
+        refuse_link(path)
     try:
-        fd = os.open(path, flags | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK, mode)
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _COMMON, mode)
     except IsADirectoryError:
         refuse_link(path)
         raise
@@ -130,7 +141,7 @@ def open_private(path: Path, flags: int, mode: int = 0o644) -> int:
         os.close(fd)
         refuse_link(path)
         raise UnsafeFile(f"{path} is not a regular file")
-    os.set_blocking(fd, True)
+    _blocking(fd)
     return fd
 
 
