@@ -97,7 +97,7 @@ def header(result: SearchResult, packed: Packed) -> str:
             used += f", {packed.compressed} compressed"
         parts.append(used)
     if result.workspace:
-        parts.append(f"workspace {result.workspace}")
+        parts.append(f"workspace {printable(result.workspace)}")
     return " · ".join(parts)
 
 
