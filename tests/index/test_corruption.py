@@ -158,6 +158,79 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     assert any("does not match its checksum" in note for note in notes)
 
 
+@pytest.mark.parametrize(
+    "change",
+    ["key = 'b' || substr(key, 2)", "skip = 1", "redacted = 'x'", "chunks = chunks + 1"],
+    ids=["key", "skip", "redacted", "chunks"],
+)
+def test_a_changed_file_row_is_caught_by_its_checksum_and_rebuilt(
+    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], change: str
+) -> None:
+    # a changed key indexed the file twice, a skip reason dropped it, a redaction count broke status
+    root, pristine_bytes, expected = pristine
+    sql = f"UPDATE files SET {change} WHERE key = 'code:pkg/mod_11.py'"
+    answers, notes = _answers_after_a_change(root, pristine_bytes, sql)
+    assert answers == expected
+    assert any("pkg/mod_11.py" in note and "does not match its checksum" in note for note in notes)
+
+
+def _varint(data: bytes | bytearray, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at``: its value and where it ends."""
+    value = 0
+    for i in range(8):
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return (value << 8) | data[at + 8], at + 9
+
+
+def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
+    """``database`` with the key of chunk ``slot``'s row changed to ``key`` on the table's leaf page, as a failing
+    disk would change it: the index listing the row keeps the old key, and no checksum covers a row key."""
+    data = bytearray(database)
+    page_size = int.from_bytes(data[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    for start in range(0, len(data), page_size):
+        header = start + (100 if start == 0 else 0)
+        if data[header] != 0x0D:  # not a table's leaf page
+            continue
+        for i in range(int.from_bytes(data[header + 3 : header + 5], "big")):
+            pointer = header + 8 + 2 * i
+            _, key_at = _varint(data, start + int.from_bytes(data[pointer : pointer + 2], "big"))
+            rowid, record = _varint(data, key_at)
+            header_length, at = _varint(data, record)
+            types = []
+            while at < record + header_length:
+                serial, at = _varint(data, at)
+                types.append(serial)
+            if rowid == slot and len(types) == 16 and types[0] == 0:  # a chunks row: 16 columns, slot is the key
+                assert record - key_at == 1 and key < 128
+                data[key_at] = key
+                return bytes(data)
+    raise AssertionError(f"no row of chunk {slot}")
+
+
+def test_a_damaged_row_key_is_caught_and_rebuilt(pristine: tuple[Path, bytes, list[list[tuple[str, str]]]]) -> None:
+    root, pristine_bytes, expected = pristine
+    _install(root, pristine_bytes)
+    path, lines = expected[1][0][0].removeprefix("code:").rsplit(":", 1)
+    line = int(lines.split("-")[0])
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    where = "file_key = ? AND start_line <= ? AND ? <= end_line"
+    (slot,) = db.execute(f"SELECT slot FROM chunks WHERE {where}", (f"code:{path}", line, line)).fetchone()
+    (last,) = db.execute("SELECT MAX(slot) FROM chunks").fetchone()
+    db.close()
+    _install(root, _with_row_key(pristine_bytes, slot, last))  # a best answer's row now claims the last key
+    workspace = Workspace(root, load_settings(LEXICAL))
+    try:
+        answers, notes = _answers(workspace)
+    finally:
+        workspace.close()
+    assert answers == expected  # the row was not silently left out of the ranking
+    assert any("rebuilding the code index" in note for note in notes)
+
+
 def _root_page(root: Path, name: str) -> int:
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
     try:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +60,7 @@ _COMPACT_MIN_DELTA = 20_000  # postings
 
 # (done, total, phase): phase is "scanning", "parsing", "writing" or "embedding".
 Progress = Callable[[int, int, str], None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ class CorpusIndex:
         store = self._open_store()
         meta = store.meta()
         segments, lengths = store.segments(self.field_names)
-        live = store.live_slots()
+        live = store.live_slots(below=meta_int(meta, "next_slot"))
         self._lexical = LexicalIndex(self.field_names)
         self._lexical.load_base(segments, lengths, live)
         base_slots = meta_int(meta, "base_slots")
@@ -863,7 +865,8 @@ class CorpusIndex:
     def chunk_term_ids(self, slots: Sequence[int]) -> dict[int, frozenset[int]]:
         """Every term id each chunk holds, over all fields."""
         with self.lock:
-            blobs = self._open_store().term_blobs(slots)
+            store = self._open_store()
+            blobs = self._all_live(store, slots, store.term_blobs(slots))
         out: dict[int, frozenset[int]] = {}
         for slot, blob in blobs.items():
             fields = decode_terms(self.field_names, blob)
@@ -896,7 +899,17 @@ class CorpusIndex:
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         with self.lock:
-            return self._open_store().chunks(slots)
+            store = self._open_store()
+            return self._all_live(store, slots, store.chunks(slots))
+
+    def _all_live(self, store: Store, slots: Sequence[int], found: dict[int, _T]) -> dict[int, _T]:
+        """``found``, when it holds every live slot asked for. A live slot the database lacks, while no other
+        process changed the index, is corruption: a damaged row key hides its row from every lookup."""
+        alive = self._lexical.alive
+        missing = [s for s in slots if s not in found and 0 <= s < len(alive) and alive[s]]
+        if missing and store.generation() == self._generation:
+            raise IndexCorrupt(f"chunk {missing[0]} is missing from {store.path.name}")
+        return found
 
     def all_chunks(self) -> list[Chunk]:
         """Every live chunk, in slot order (for tools that sample the corpus)."""

@@ -15,9 +15,9 @@ Chunks added after the last compaction (slots at or above ``meta.base_slots``) a
 blobs into the in-memory delta at open.
 
 Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
-a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every chunk
-row, term and segment carries an xxHash checksum, and every vector ends with one; a value that does not
-match is corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every
+a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every file
+row, chunk row, term and segment carries an xxHash checksum, and every vector ends with one; a value that
+does not match is corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every
 SQLite error is classified once, here: busy, cannot be written (``IndexUnwritable``), or corrupt.
 """
 
@@ -42,7 +42,7 @@ from agentty_rag.fsguard import UnsafeFile, refuse_link
 from agentty_rag.index.lexical import FieldTerms, Segment
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # What a damaged database can raise: SQLite's errors, and a decoding error when its message quotes bad bytes.
 _ERRORS = (sqlite3.Error, UnicodeDecodeError)
 _META_SUM = "checksum"
@@ -59,7 +59,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL,
-    chunks INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', redacted INTEGER NOT NULL DEFAULT 0
+    chunks INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', redacted INTEGER NOT NULL DEFAULT 0,
+    checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, chunk_id TEXT NOT NULL, source TEXT NOT NULL,
@@ -121,6 +122,11 @@ class FileRow:
     chunks: int
     skip: str = ""
     redacted: int = 0  # secrets replaced in its text before it was indexed
+
+
+def _file_values(rows: Mapping[str, FileRow]) -> Iterator[tuple[object, ...]]:
+    for key, row in rows.items():
+        yield (key, row.size, row.mtime_ns, row.hash, row.chunks, row.skip, row.redacted)
 
 
 def encode_terms(fields: Sequence[str], terms: Mapping[str, FieldTerms]) -> bytes:
@@ -251,11 +257,21 @@ class Store:
         return _integer(rows[0][0]) if rows else 0
 
     def files(self) -> dict[str, FileRow]:
-        rows = self._run("SELECT key, size, mtime_ns, hash, chunks, skip, redacted FROM files")
-        return {r[0]: FileRow(*r[1:]) for r in rows}
+        """Every file's row (the manifest), each checked against its checksum: a damaged key, skip reason or
+        count would otherwise index a file twice or drop it in silence."""
+        rows = self._run("SELECT key, size, mtime_ns, hash, chunks, skip, redacted, checksum FROM files")
+        for row in rows:
+            if checksum(*row[:-1]) != row[-1]:
+                raise IndexCorrupt(f"the row of {str(row[0])[:200]!r} in {self.path.name} does not match its checksum")
+        return {r[0]: FileRow(*r[1:-1]) for r in rows}
 
-    def live_slots(self) -> npt.NDArray[np.int32]:
-        return np.asarray([r[0] for r in self._run("SELECT slot FROM chunks")], np.int32)
+    def live_slots(self, below: int) -> npt.NDArray[np.int32]:
+        """Every chunk's slot; ``IndexCorrupt`` unless they are distinct and under ``below`` (the next slot to
+        give): a row whose key was damaged is never found by its slot to have its checksum checked."""
+        slots = [r[0] for r in self._run("SELECT slot FROM chunks")]
+        if len(set(slots)) != len(slots) or not all(0 <= slot < below for slot in slots):
+            raise IndexCorrupt(f"the chunk slots of {self.path.name} are damaged")
+        return np.asarray(slots, np.int32)
 
     def segments(self, fields: Sequence[str]) -> tuple[dict[str, Segment], dict[str, npt.NDArray[np.float64]]]:
         rows = self._run("SELECT field, n_terms, indptr, slots, tfs, lengths, checksum FROM segments")
@@ -419,8 +435,8 @@ class Store:
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self._run_many(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(k, r.size, r.mtime_ns, r.hash, r.chunks, r.skip, r.redacted) for k, r in rows.items()],
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*values, checksum(*values)) for values in _file_values(rows)],
         )
 
     def delete_files_rows(self, keys: Iterable[str]) -> None:
