@@ -77,19 +77,20 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path, den
     # for the build to learn whether the index holds vectors
     workspace = _ws(tmp_path) if dense == "off" else Workspace(tmp_path, load_settings({}))
     index = workspace.index("docs")
-    holding, release = threading.Event(), threading.Event()
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def build_in_another_thread() -> None:  # what a long first build looks like to a search
         with index.lock:
             index.build_state = (3, 10)
             holding.set()
             release.wait(10)
+            done.set()
 
     builder = threading.Thread(target=build_in_another_thread)
     builder.start()
     holding.wait(10)
     outcome = workspace.search_docs("install", wait_s=0.05)
-    answered_during_the_build = builder.is_alive()
+    answered_during_the_build = not done.is_set()  # the answer came while the build still held the index
     release.set()
     builder.join()
     assert answered_during_the_build

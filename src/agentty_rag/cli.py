@@ -290,7 +290,11 @@ def _proactive(workspace: Any, mode: str | None) -> int:
     from agentty_rag.state import read_mode, write_mode
 
     if mode is not None:
-        write_mode(workspace.state_dir, mode)
+        try:
+            write_mode(workspace.state_dir, mode)
+        except OSError as error:  # a link out, a read-only folder: said in one line, nothing written
+            print(f"agentty-rag: the proactive mode could not be saved: {error}", file=sys.stderr)
+            return 1
         print(f"proactive injection: {mode} (saved in {workspace.state_dir / 'settings.json'})")
     saved, problem = read_mode(workspace.state_dir)
     if problem:
@@ -386,7 +390,11 @@ def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> in
         if problem:
             print(f"agentty-rag: {problem}", file=sys.stderr)
             return 1
-    serve(Session(located, settings), args.transport, args.host, args.port)
+    try:
+        serve(Session(located, settings), args.transport, args.host, args.port)
+    except BadRequest as error:  # a non-loopback bind without a bearer token
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -29,6 +29,7 @@ class Variable:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
+    secret: bool = False  # never shown: reports say only whether it is set
 
 
 KIB = 1024
@@ -113,9 +114,9 @@ VARIABLES: tuple[Variable, ...] = (
         "code_max_bytes",
         "int",
         512 * KIB,
-        "Largest source file indexed; larger files are reported as skipped.",
+        "Largest source file indexed; larger files are reported as skipped (over 1 MiB: cut by lines).",
         1 * KIB,
-        64 * MIB,
+        16 * MIB,
     ),
     Variable(
         "AGENTTY_RAG_CODE_SECRETS",
@@ -318,6 +319,14 @@ VARIABLES: tuple[Variable, ...] = (
         60_000,
     ),
     Variable(
+        "AGENTTY_RAG_HTTP_TOKEN",
+        "http_token",
+        "str",
+        None,
+        "Bearer token every HTTP request must carry; required to serve on an address other than loopback.",
+        secret=True,
+    ),
+    Variable(
         "AGENTTY_RAG_MEASURE",
         "measure",
         "bool",
@@ -384,6 +393,7 @@ class Settings:
     proactive_bytes: int = 6144
     proactive_min_confidence: float = 0.30
     proactive_timeout_ms: int = 2000
+    http_token: str | None = None
     measure: bool = False
     log_level: str = "warning"
     home: Path | None = None
@@ -515,6 +525,8 @@ def effective_values(settings: Settings) -> dict[str, str]:
         value = getattr(settings, var.attr)
         if value is None:
             out[var.name] = ""
+        elif var.secret:
+            out[var.name] = "(set)"
         elif isinstance(value, bool):
             out[var.name] = "1" if value else "0"
         elif isinstance(value, tuple):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import functools
+import hmac
+import ipaddress
 import json
 import logging
 import socket
@@ -32,11 +34,13 @@ from mcp.types import (
     ToolAnnotations,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentty_rag import __version__
 from agentty_rag.config import Settings
 from agentty_rag.discovery import Located, from_roots
-from agentty_rag.errors import AgenttyError
+from agentty_rag.errors import AgenttyError, BadRequest
 from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.service import MAX_K, Outcome, Workspace
 
@@ -131,6 +135,7 @@ class Session:
         assert located.root is not None
         workspace = Workspace(located.root, self.settings, start=located.start)
         workspace.background_embedding = True
+        workspace.background_builds = True  # a request never builds an index past the build wait
         return workspace
 
     def warm_up(self) -> None:
@@ -449,6 +454,53 @@ def build_server(session: Session) -> MCPServer[AppState]:
     return mcp
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class RequireBearer:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401 and goes no further."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers", ())).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                refusal = PlainTextResponse("a bearer token is required", 401, {"WWW-Authenticate": "Bearer"})
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(mcp: MCPServer[AppState], host: str, token: str | None) -> ASGIApp:
+    """The streamable HTTP app; bound beyond loopback only behind a bearer token.
+
+    The SDK checks Host and Origin (against DNS rebinding) only on loopback; on any other address the token
+    is what keeps other machines out.
+
+    Raises:
+        BadRequest: a non-loopback ``host`` without ``AGENTTY_RAG_HTTP_TOKEN``.
+    """
+    if not is_loopback(host):
+        if not token:
+            raise BadRequest(
+                f"--host {host} would serve every machine that can reach this one, with no authentication; "
+                "set AGENTTY_RAG_HTTP_TOKEN to require a bearer token, or serve on 127.0.0.1"
+            )
+        log.warning("serving on %s: reachable from other machines; every request must carry the bearer token", host)
+    app: ASGIApp = mcp.streamable_http_app(host=host)
+    return RequireBearer(app, token) if token else app
+
+
 def port_problem(host: str, port: int) -> str:
     """Why the HTTP server cannot listen on ``host:port`` ("" when it can)."""
     try:
@@ -470,9 +522,24 @@ def serve(session: Session, transport: str = "stdio", host: str = "127.0.0.1", p
     """Run the server until the client disconnects."""
     mcp = build_server(session)
     if transport == "http":
-        mcp.run("streamable-http", host=host, port=port)
+        import uvicorn
+
+        app = http_app(mcp, host, session.settings.http_token)
+        config = uvicorn.Config(app, host=host, port=port, log_level=session.settings.log_level)
+        uvicorn.Server(config).run()
     else:
         mcp.run()
 
 
-__all__ = ["SearchOutput", "Session", "argument_problem", "build_server", "input_schema", "port_problem", "serve"]
+__all__ = [
+    "RequireBearer",
+    "SearchOutput",
+    "Session",
+    "argument_problem",
+    "build_server",
+    "http_app",
+    "input_schema",
+    "is_loopback",
+    "port_problem",
+    "serve",
+]

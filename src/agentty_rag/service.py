@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
 from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
-from agentty_rag.errors import BadRequest, IndexBusy, IndexCorrupt
+from agentty_rag.errors import AgenttyError, BadRequest, IndexBusy, IndexCorrupt, IndexNotBuilt
 from agentty_rag.index.dense import EmbeddingError
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
@@ -34,7 +35,7 @@ from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
 from agentty_rag.sources.memory import MemorySource
 from agentty_rag.sources.skills import SkillsSource
-from agentty_rag.sources.walker import is_inside
+from agentty_rag.sources.walker import folder_boundary, is_inside
 from agentty_rag.types import Funnel, SearchResult
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,9 @@ class Workspace:
         self._guard = threading.Lock()
         self.dense = DenseLeg(settings)
         self.background_embedding = False  # the server embeds in a thread; the command line does not
+        self.background_builds = False  # the server builds in a thread, never inside a request
         self._embedding: dict[str, threading.Thread] = {}
+        self._building: dict[str, threading.Thread] = {}
         self._had_vectors: dict[str, bool] = {}
 
     # -- where things are -----------------------------------------------------------------------------------
@@ -126,14 +129,23 @@ class Workspace:
     def _resolve(self, path: Path) -> Path:
         return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
 
-    def docs_root(self) -> Path | None:
-        """``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge`` (None when none exists)."""
+    def _docs_folder(self) -> Path | None:
+        """The docs folder as named: ``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge``."""
         if self.settings.docs_dir is not None:
-            return self._resolve(self.settings.docs_dir)
+            return self.settings.docs_dir
         for candidate in (self.root / "docs", self.state_dir / "knowledge"):
             if candidate.is_dir():
-                return self._resolve(candidate)
+                return candidate
         return None
+
+    def docs_root(self) -> Path | None:
+        """The docs folder's real path (None when none exists)."""
+        folder = self._docs_folder()
+        return None if folder is None else self._resolve(folder)
+
+    def _boundary(self, folder: Path) -> Path:
+        """Where a source folder's files must really lie (see ``folder_boundary``)."""
+        return Path(folder_boundary(folder, self.root))
 
     def skills_dirs(self) -> tuple[Path, ...]:
         if self.settings.skills_dirs is not None:
@@ -162,15 +174,17 @@ class Workspace:
             sources: list[Source] = []
             roots = {"workspace": str(self.root)}
             if name == "docs":
-                docs_root = self.docs_root()
-                if s.docs_enabled and docs_root is not None:
-                    sources.append(DocsSource(docs_root, self.root, s.docs_max_bytes))
+                docs_folder = self._docs_folder()
+                if s.docs_enabled and docs_folder is not None:
+                    docs_root = self._resolve(docs_folder)
+                    sources.append(DocsSource(docs_root, self._boundary(docs_folder), s.docs_max_bytes))
                     roots["docs"] = str(docs_root)
                 if s.skills_enabled:
                     sources.append(SkillsSource(self.skills_dirs(), self.root, s.docs_max_bytes))
                     roots["skills"] = os.pathsep.join(str(p) for p in self.skills_dirs())
                 if s.memory_enabled:
-                    sources.append(MemorySource(self.memory_dir(), self.root, s.docs_max_bytes))
+                    memory_folder = self.settings.memory_dir or self.state_dir / "memory"
+                    sources.append(MemorySource(self.memory_dir(), self._boundary(memory_folder), s.docs_max_bytes))
                     roots["memory"] = str(self.memory_dir())
                 fields, scoring = DOCS_FIELDS, DOCS_SCORING
             elif name == "code":
@@ -209,9 +223,12 @@ class Workspace:
         """A scope as a path prefix relative to the docs folder (None: no scope)."""
         if scope is None or scope.strip() in ("", ".", "./"):
             return None
-        docs_root = self.docs_root()
-        if docs_root is None:
+        docs_folder = self._docs_folder()
+        if docs_folder is None:
             raise BadRequest(f"scope {scope!r} given, but there is no docs folder to scope")
+        docs_root = self._resolve(docs_folder)
+        if not is_inside(str(docs_root), str(self._boundary(docs_folder))):
+            raise BadRequest(f"scope {scope!r} given, but the docs folder links outside the workspace ({docs_root})")
         candidates = [self._inside_root(scope, docs_root)]
         if not Path(scope).is_absolute():
             candidates.append(self._inside_root(scope, self.root))
@@ -267,27 +284,60 @@ class Workspace:
     ) -> Attempt:
         """Refresh the index and rank it for ``query`` (no validation, no rendering).
 
-        The network comes first, without the index lock: the (bounded) probe and the query's embedding.
+        The network comes first, without the index lock: the (bounded) probe and the query's embedding. A
+        server never builds inside a request: an index that needs a full build is built by a background
+        thread, which the request waits for up to ``wait_s`` before answering that it is still being built.
+        A corrupt index found while searching is rebuilt, and the result says so.
         """
         filters = filters or Filters()
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
+        deadline = time.monotonic() + wait
         vector, degraded = self.dense.query_vector(query)
-        if not index.lock.acquire(timeout=wait):
-            done, total = index.build_state
-            reason = f"the {name} index is still being built ({done} of {total} files) — try again in a few seconds"
-            return Attempt(index, None, self._mode("bm25", index, degraded), reason)
-        notes: tuple[str, ...] = ()
         try:
+            attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+        except IndexNotBuilt:
+            builder = self._build_thread(name)
+            builder.join(max(0.0, deadline - time.monotonic()))
+            attempt = None
+            if not builder.is_alive():
+                attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+        if attempt is None:
+            done, total = index.build_state
+            progress = f" ({done} of {total} files)" if total else ""
+            reason = f"the {name} index is still being built{progress} — try again in a few seconds"
+            return Attempt(index, None, self._unranked_mode(index, degraded), reason, index.take_notes())
+        return attempt
+
+    def _attempt(
+        self,
+        index: CorpusIndex,
+        name: str,
+        query: str,
+        k: int,
+        filters: Filters,
+        vector: Any,
+        degraded: str,
+        deadline: float,
+    ) -> Attempt | None:
+        """One refresh and search under the index lock (None when the lock stayed busy until ``deadline``).
+
+        Raises:
+            IndexNotBuilt: a server's request met an index that needs a full build first.
+        """
+        if not index.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return None
+        try:
+            notes = self._refresh(index)
             try:
-                index.refresh()
-            except IndexBusy as error:
-                # Another process holds the update lock: answer from the last committed index, and say so.
-                notes = (f"{error}; these results may miss the newest edits",)
-            if index.n_chunks == 0:
+                retrieved = self._search(index, name, query, k, filters, vector)
+            except IndexCorrupt as error:  # found while reading: rebuild it, then answer
+                index.recover(error)
+                notes += self._refresh(index)
+                retrieved = self._search(index, name, query, k, filters, vector)
+            notes += index.take_notes()
+            if retrieved is None:
                 return Attempt(index, None, self._mode("bm25", index, degraded), self._nothing_indexed(name), notes)
-            self._prepare_vectors(name, index)
-            retrieved = search(index, query, k, filters, self.options(), vector)
             mode = self._mode(retrieved.mode, index, degraded)
         finally:
             index.lock.release()
@@ -297,6 +347,43 @@ class Workspace:
             else f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
         )
         return Attempt(index, retrieved, mode, reason, notes)
+
+    def _refresh(self, index: CorpusIndex) -> tuple[str, ...]:
+        """Bring the index up to date (never a full build in a server's request); notes for the result."""
+        try:
+            index.refresh(build=not self.background_builds)
+        except IndexBusy as error:
+            # Another process holds the update lock: answer from the last committed index, and say so.
+            return (f"{error}; these results may miss the newest edits",)
+        return ()
+
+    def _search(
+        self, index: CorpusIndex, name: str, query: str, k: int, filters: Filters, vector: Any
+    ) -> Retrieved | None:
+        """The ranking (None when the index holds nothing)."""
+        if index.n_chunks == 0:
+            return None
+        self._prepare_vectors(name, index)
+        return search(index, query, k, filters, self.options(), vector)
+
+    def _build_thread(self, name: str) -> threading.Thread:
+        """The thread that builds an index in the background (started when none is running)."""
+        with self._guard:
+            running = self._building.get(name)
+            if running is not None and running.is_alive():
+                return running
+            thread = threading.Thread(target=self._build, args=(name,), name=f"agentty-build-{name}", daemon=True)
+            self._building[name] = thread
+            thread.start()
+            return thread
+
+    def _build(self, name: str) -> None:
+        index = self.index(name)
+        try:
+            with index.lock:
+                index.refresh()
+        except AgenttyError as error:
+            log.warning("building the %s index: %s", name, error)
 
     def build_in_background(self, name: str) -> str:
         """When an index must be built first, start ``agentty-rag index NAME`` as a detached process.
@@ -368,12 +455,15 @@ class Workspace:
         embedder = self.dense.document_embedder()
         if status.state != "ready" or status.profile is None or embedder is None:
             return 0
-        index.use_embeddings(status.profile)
         try:
+            index.use_embeddings(status.profile)
             return index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
         except EmbeddingError as error:
             self.dense.document_failed(error.reason)
             log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
+            return 0
+        except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
+            index.recover(error)
             return 0
 
     def _schedule_embedding(self, name: str) -> None:
@@ -385,13 +475,20 @@ class Workspace:
             self._embedding[name] = thread
             thread.start()
 
-    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
-        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+    def _unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
+        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
         status = self.dense.status
         if degraded:
             return f"bm25 (degraded: dense — {degraded})"
         if status.state == "unavailable":
             return f"bm25 (dense unavailable: {status.reason})" if self._dense_expected(index) else "bm25"
+        return "bm25"
+
+    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
+        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+        status = self.dense.status
+        if degraded or status.state == "unavailable":
+            return self._unranked_mode(index, degraded)
         if mode == "hybrid":
             have, live = index.vector_coverage()
             if have < live:
@@ -432,7 +529,10 @@ class Workspace:
         index = self.index(name)
         status = self.dense.ensure()
         if status.state == "ready" and status.profile is not None:
-            index.use_embeddings(status.profile)
+            try:
+                index.use_embeddings(status.profile)
+            except IndexCorrupt as error:  # reported, and rebuilt by the next search
+                index.recover(error)
         have, live = index.vector_coverage()
         return {
             "state": self.dense.status.state,

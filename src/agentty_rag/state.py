@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+from agentty_rag.fsguard import check_state_dir, open_private, write_private
+
 MODES = ("on", "first-turn", "off")
 SETTINGS_FILE = "settings.json"
 SESSIONS_FILE = "sessions.json"
@@ -22,19 +24,20 @@ MAX_SESSIONS = 2000
 
 
 def _write_json(path: Path, data: object) -> None:
+    check_state_dir(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(temporary, path)
+    write_private(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def _read_json(path: Path) -> tuple[object, str]:
-    """(data, problem): data is None when the file is missing or unreadable (then problem says why)."""
+    """(data, problem): data is None when the file is missing or unreadable (then problem says why); a link
+    is never followed."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")), ""
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:
+            return json.loads(handle.read(1 << 20).decode("utf-8")), ""
     except FileNotFoundError:
         return None, ""
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         return None, f"{path} is unreadable ({error}); treating it as empty"
 
 

@@ -13,8 +13,10 @@ from typing import Any
 
 from agentty_rag.chunking.languages import language_for, language_of, named_by_text
 from agentty_rag.discovery import Located
+from agentty_rag.fsguard import read_regular
 from agentty_rag.service import Workspace
 from agentty_rag.sources.text import decode
+from agentty_rag.types import FileStamp
 
 SOURCE_NAMES = {"docs": "docs folder", "skill": "skills", "memory": "memory", "code": "code"}
 # Skip reasons a setting can lift, and the variable that does.
@@ -138,6 +140,14 @@ def _index_lines(name: str, data: dict[str, Any], report: dict[str, Any], verbos
             f"(updated {data['updated_at']})"
         )
     lines = [head]
+    if data.get("storage", "disk") != "disk":
+        lines.append(f"  kept in {data['storage']}")
+    redacted = data.get("redacted")
+    if isinstance(redacted, dict) and redacted["secrets"]:
+        lines.append(
+            f"  secrets redacted: {redacted['secrets']:,} in {counted(redacted['files'], 'file')} "
+            f"({', '.join(redacted['examples'][:5])})"
+        )
     sources = report["sources"]
     if name == "docs":
         lines.extend(_docs_source_lines(sources, by_source))
@@ -224,12 +234,14 @@ def _ranked(counts: Counter[str], shown: int = 8) -> str:
     return text + (f", … ({len(items) - shown} more)" if len(items) > shown else "")
 
 
-def _language(root: Path, rel: str) -> str:
-    """The language a build gives the file; only a file whose name leaves it open (``.h``) is read."""
+def _language(stamp: FileStamp) -> str:
+    """The language a build gives the file; only a file whose name leaves it open (``.h``) is read, as a build
+    reads it (never through a link out of its folder, never a FIFO)."""
+    rel = stamp.key.split(":", 1)[1]
     spec = language_for(rel)
     if spec is not None and named_by_text(rel):
         try:
-            text = decode((root / rel).read_bytes()).text
+            text = decode(read_regular(stamp.path, stamp.boundary, stamp.size)).text
         except OSError:
             text = None
         if text is not None:
@@ -251,7 +263,7 @@ def preview(workspace: Workspace, names: tuple[str, ...]) -> str:
         folders = Counter(rel.split("/", 1)[0] + "/" if "/" in rel else "(top level)" for _, rel, _ in paths)
         lines.append(f"  by folder: {_ranked(folders)}")
         if name == "code":
-            languages = Counter(_language(workspace.root, rel) for _, rel, _ in paths)
+            languages = Counter(_language(stamp) for stamp in stamps)
             lines.append(f"  by language: {_ranked(languages)}")
         else:
             lines.append(f"  by source: {_ranked(Counter(SOURCE_NAMES.get(s, s) for s, _, _ in paths))}")

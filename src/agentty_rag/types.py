@@ -26,6 +26,7 @@ class FileStamp:
     path: str
     size: int
     mtime_ns: int
+    boundary: str = ""  # the real folder the file must lie in when it is read ("" for no such check)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ are split into members, each keeping its full symbol path.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -384,6 +385,22 @@ def test_unknown_language_and_broken_files_fall_back_to_line_windows() -> None:
     assert chunks and chunks[0].symbol == "ok"
 
 
+@pytest.mark.parametrize(
+    ("name", "opening", "closing"),
+    [("deep.js", "function level{i}() {{", "}}"), ("deep.ex", "defmodule Level{i} do", "end")],
+)
+def test_definitions_nested_deeper_than_the_stack_are_cut_by_lines(name: str, opening: str, closing: str) -> None:
+    # JavaScript nests through the emitter; Elixir also through the grouping of clauses
+    text = "\n".join(opening.format(i=i) for i in range(1000)) + "\n" + "\n".join([closing.format()] * 1000) + "\n"
+    spec = language_for(name)
+    assert spec is not None
+    started = time.monotonic()
+    chunks = chunk_code(Document("code", name, text, language=spec.name), spec, 2400)
+    assert time.monotonic() - started < 10  # a walk up the tree from every definition took 40 s here
+    assert chunks and {c.kind for c in chunks} == {"window"}
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == 2000
+
+
 def test_language_filter_names_and_aliases() -> None:
     assert resolve_language("TS") == ("typescript", "tsx")
     assert resolve_language("c++") == ("cpp",)
@@ -427,7 +444,7 @@ def test_elixir_code_a_macro_quotes_is_not_a_definition_of_its_module() -> None:
 
 def test_elixir_definition_keywords_match_the_kinds_the_rules_know() -> None:
     spec = spec_named("elixir")
-    (pattern,) = spec.extra_patterns
+    pattern = next(p for p in spec.extra_patterns if "@def" in p)
     keywords = re.search(r'"\^\((.*)\)\$"', pattern)
     assert keywords is not None
     assert set(keywords.group(1).split("|")) == set(ELIXIR_DEFINERS)

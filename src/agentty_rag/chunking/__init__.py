@@ -10,7 +10,7 @@ from agentty_rag.chunking.prose import chunk_prose
 from agentty_rag.types import Chunk, Document
 
 # Bumped whenever the same input would be cut differently: persisted indexes are then rebuilt.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,11 @@ _ELIXIR = LanguageSpec(
     "elixir",
     # `@doc`, `@spec` and `@impl` are unary `@` operators just above a definition.
     prefixes=("comment", "unary_operator"),
-    extra_patterns=(f'((call target: (identifier) @_keyword) @def (#match? @_keyword "{_ELIXIR_DEFINITION}"))',),
+    extra_patterns=(
+        f'((call target: (identifier) @_keyword) @def (#match? @_keyword "{_ELIXIR_DEFINITION}"))',
+        # a `quote` block: the definitions in it are code a macro injects, found once per file (see rules.py)
+        '((call target: (identifier) @_quote) @quote (#eq? @_quote "quote"))',
+    ),
     clauses=True,
 )
 _HASKELL_FUNCTIONS = ("function", "bind", "signature")

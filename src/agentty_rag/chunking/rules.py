@@ -9,7 +9,8 @@ for the nodes it leaves to the generic rules. A kind of ``function`` becomes ``m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Iterable
 
 from tree_sitter import Node
 
@@ -93,23 +94,11 @@ def _elixir_impl_target(arguments: Node) -> str:
     return ""
 
 
-def _quoted(node: Node) -> bool:
-    """Inside a ``quote`` block: code a macro injects into the caller's module, not a definition of this one."""
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "call" and node_text(parent.child_by_field_name("target")) == "quote":
-            return True
-        parent = parent.parent
-    return False
-
-
 def _elixir(node: Node) -> Described | None:
     """Definitions are calls: ``defmodule Phoenix.Router do``, ``def call(conn, opts) do``."""
     kind = _ELIXIR_KINDS.get(node_text(node.child_by_field_name("target"))) if node.type == "call" else None
     if kind is None:
         return None
-    if _quoted(node):
-        return "", kind
     arguments = first_child_of(node, ("arguments",))
     head = _first_named(arguments)
     if kind not in ("module", "interface", "impl"):
@@ -301,10 +290,38 @@ DESCRIBERS: dict[str, Callable[[Node], Described | None]] = {
 }
 
 
-def describe(node: Node, language: str) -> Described | None:
-    """``(name, kind)`` of a definition node by its language's own rules; None to use the generic rules."""
+def describe(node: Node, language: str, quoted: bool = False) -> Described | None:
+    """``(name, kind)`` of a definition node by its language's own rules; None to use the generic rules.
+
+    ``quoted``: the node lies inside an Elixir ``quote`` block, code a macro injects into the caller's module,
+    not a definition of this one (it keeps its kind and loses its name).
+    """
     describer = DESCRIBERS.get(language)
-    return describer(node) if describer is not None else None
+    described = describer(node) if describer is not None else None
+    return ("", described[1]) if described is not None and quoted else described
 
 
-__all__ = ["DESCRIBERS", "ELIXIR_DEFINERS", "describe", "first_child_of", "node_text"]
+class Spans:
+    """Byte spans of syntax nodes (``quote`` blocks), asked whether they hold a node: a binary search over
+    the outermost spans, never a walk up the tree (``Node.parent`` costs the node's depth in tree-sitter, so
+    walking up from every definition of a deeply nested file costs the cube of its depth)."""
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        outermost: list[tuple[int, int]] = []
+        for start, end in sorted((n.start_byte, n.end_byte) for n in nodes):
+            if outermost and start < outermost[-1][1]:
+                continue  # nested in the span before: syntax nodes nest or are apart
+            outermost.append((start, end))
+        self.starts = [start for start, _ in outermost]
+        self.spans = outermost
+
+    def hold(self, node: Node) -> bool:
+        """Whether a span strictly encloses ``node``."""
+        at = bisect.bisect_right(self.starts, node.start_byte) - 1
+        if at < 0:
+            return False
+        start, end = self.spans[at]
+        return node.end_byte <= end and (start, end) != (node.start_byte, node.end_byte)
+
+
+__all__ = ["DESCRIBERS", "ELIXIR_DEFINERS", "Spans", "describe", "first_child_of", "node_text"]

@@ -15,26 +15,27 @@ import json
 import logging
 import multiprocessing
 import os
-import sqlite3
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import AgenttyError, IndexCorrupt, IndexNotBuilt, IndexUnwritable
+from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, read_regular, write_private
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import DOCS_SCORING, FIELDS_VERSION, FILE_WIDE_FIELDS, FieldSpec, Scoring, field_terms
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
-from agentty_rag.index.lock import exclusive
+from agentty_rag.index.lock import exclusive, unfinished_update
 from agentty_rag.index.store import (
     SCHEMA_VERSION,
     FileRow,
@@ -43,12 +44,12 @@ from agentty_rag.index.store import (
     dumps,
     embed_text,
     encode_terms,
-    unusable,
 )
 from agentty_rag.index.tokenize import TOKENIZER_VERSION, Tokenizer
 from agentty_rag.sources.base import Source
-from agentty_rag.sources.walker import SkipReport
-from agentty_rag.types import Chunk, FileStamp
+from agentty_rag.sources.secrets import redact
+from agentty_rag.sources.walker import REPORT_PATHS_PER_REASON, SkipReport
+from agentty_rag.types import Chunk, Document, FileStamp
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ _COMPACT_MIN_DELTA = 20_000  # postings
 
 # (done, total, phase): phase is "scanning", "parsing", "writing" or "embedding".
 Progress = Callable[[int, int, str], None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,10 @@ class _Prepared:
     hash: str
     chunks: list[Chunk]
     skip: str = ""
+    redacted: int = 0  # secrets replaced in its text
+
+    def row(self) -> FileRow:
+        return FileRow(self.stamp.size, self.stamp.mtime_ns, self.hash, len(self.chunks), self.skip, self.redacted)
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,10 @@ class CorpusIndex:
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
         self._dense: DenseIndex | None = None
         self.embedding_profile: EmbeddingProfile | None = None
+        self.on_disk = config.persist  # False once the files under .agentty/ turned out unusable
+        self.storage_problem = ""  # why the index lives in memory although it should be on disk
+        self._notes: list[str] = []  # what a search should tell about the index (rebuilt, kept in memory)
+        self._notes_lock = threading.Lock()
 
     # -- opening --------------------------------------------------------------------------------------------
 
@@ -211,40 +221,103 @@ class CorpusIndex:
             self.warnings.append(message)
             log.warning("%s", message)
 
+    def _note(self, message: str) -> None:
+        """Warn once, and keep the message for the next search's result."""
+        self._warn(message)
+        with self._notes_lock:
+            self._notes.append(message)
+
+    def take_notes(self) -> tuple[str, ...]:
+        """What happened to the index since the last call (rebuilt after corruption, kept in memory).
+
+        Never waits for the index lock: a request answering "still being built" reads them too."""
+        with self._notes_lock:
+            notes, self._notes = tuple(dict.fromkeys(self._notes)), []
+            return notes
+
     def _open_store(self) -> Store:
         if self._store is not None:
             return self._store
-        if not self.config.persist:
+        if not self.on_disk:
             self._store = Store(Path(":memory:"))
             return self._store
-        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._store = self._open_on_disk()
+        except IndexUnwritable as error:
+            self._keep_in_memory(error)
+            self._store = Store(Path(":memory:"))
+        return self._store
+
+    def _open_on_disk(self) -> Store:
+        """The database under ``.agentty/``: checked when its last writer died mid-update, rebuilt when corrupt.
+
+        Raises:
+            IndexUnwritable: the folder or a file in it cannot be used safely (a link out, read-only ...).
+        """
+        state_dir = self.config.state_dir
+        try:
+            check_state_dir(state_dir)
+            state_dir.mkdir(parents=True, exist_ok=True)
+        except UnsafeFile as error:
+            raise IndexUnwritable(str(error)) from None
+        except OSError as error:
+            raise IndexUnwritable(f"{state_dir} cannot be created ({error.strerror})") from None
         problem = self._manifest_problem()
         if problem:
-            self._warn(f"{self.config.manifest_path.name}: {problem}; rebuilding the {self.config.name} index")
+            self._note(f"{self.config.manifest_path.name}: {problem}; rebuilding the {self.config.name} index")
             Store.delete_files(self.config.db_path)
+        died_mid_update = unfinished_update(self.config.lock_path)
+        store: Store | None = None
         try:
             store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+            if died_mid_update:
+                store.quick_check()
+            return store
         except IndexCorrupt as error:
-            self._warn(f"{error}; rebuilding the {self.config.name} index")
+            if store is not None:
+                store.close()
+            self._note(f"{error}; rebuilding the {self.config.name} index")
             Store.delete_files(self.config.db_path)
-            store = Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
-        self._store = store
-        return store
+            return Store(self.config.db_path, busy_timeout_s=self.config.lock_timeout_s)
+
+    def _keep_in_memory(self, error: Exception) -> None:
+        """From now on this process keeps the index in memory only: the files under .agentty/ are unusable."""
+        self.on_disk = False
+        self.storage_problem = str(error)
+        self._note(f"the {self.config.name} index is kept in memory for this process: {error}")
+
+    def _move_to_memory(self, error: Exception) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self._keep_in_memory(error)
+        self._generation = -1
+        self._reload()
+
+    def _read_manifest(self) -> bytes | None:
+        """The manifest's bytes (None when there is none); never through a link, never a FIFO."""
+        try:
+            fd = open_private(self.config.manifest_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(64 << 20)
 
     def _manifest_problem(self) -> str:
         """Why the manifest file cannot be trusted ("" when it can, or when there is none yet)."""
-        if not self.config.persist:
+        if not self.on_disk:
             return ""
-        path = self.config.manifest_path
         try:
-            raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
+            raw = self._read_manifest()
+        except UnsafeFile as error:
+            return str(error)
         except OSError as error:
             return f"unreadable ({error.strerror})"
+        if raw is None:
+            return ""
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             return "corrupt (not valid JSON)"
         if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
             return "not an agentty-rag manifest"
@@ -260,7 +333,7 @@ class CorpusIndex:
         store = self._open_store()
         meta = store.meta()
         self._lexical = LexicalIndex(self.field_names)
-        self._generation = int(meta.get("generation", "0"))
+        self._generation = meta_int(meta, "generation")
         if meta.get("profile", dumps(self.config.profile())) != dumps(self.config.profile()):
             # Built with other fields, chunking or tokenizer: unreadable as this configuration, and about to
             # be rebuilt (``needs_rebuild`` says why) — load nothing.
@@ -270,9 +343,9 @@ class CorpusIndex:
             self._masks = {}
             return
         segments, lengths = store.segments(self.field_names)
-        live = store.live_slots()
+        live = store.live_slots(below=meta_int(meta, "next_slot"))
         self._lexical.load_base(segments, lengths, live)
-        base_slots = int(meta.get("base_slots", "0"))
+        base_slots = meta_int(meta, "base_slots")
         for slot, terms in store.delta_terms(self.field_names, base_slots):
             self._lexical.add(slot, terms)
         self._files = store.files()
@@ -288,17 +361,25 @@ class CorpusIndex:
             store = self._open_store()
             if store.generation() != self._generation:
                 self._reload()
-        except (IndexCorrupt, sqlite3.DatabaseError) as error:
-            self._recover(_as_corruption(error))
+        except IndexCorrupt as error:
+            self._recover(error)
+        except IndexUnwritable as error:
+            self._move_to_memory(error)
+
+    def recover(self, error: IndexCorrupt) -> None:
+        """Throw away an index found corrupt while searching it (the next refresh rebuilds it)."""
+        with self.lock:
+            self._recover(error)
 
     def _recover(self, error: BaseException) -> None:
-        self._warn(f"the {self.config.name} index could not be read ({error}); rebuilding it")
+        self._note(f"the {self.config.name} index could not be read ({error}); rebuilding the {self.config.name} index")
         if self._store is not None:
             self._store.close()
             self._store = None
-        Store.delete_files(self.config.db_path)
-        with contextlib.suppress(FileNotFoundError):
-            self.config.manifest_path.unlink()
+        if self.on_disk:  # an index kept in memory never touches the files it refused
+            Store.delete_files(self.config.db_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.config.manifest_path.unlink()
         self._generation = -1
         self._reload()
 
@@ -341,7 +422,7 @@ class CorpusIndex:
 
     def _writer_lock(self) -> contextlib.AbstractContextManager[None]:
         """The cross-process update lock; an in-memory index has no other process to wait for."""
-        if not self.config.persist:
+        if not self.on_disk:
             return contextlib.nullcontext()
         return exclusive(self.config.lock_path, self.config.lock_timeout_s)
 
@@ -355,34 +436,60 @@ class CorpusIndex:
             return "chunking, tokenizer or field configuration changed"
         return ""
 
-    def refresh(self, force_rebuild: bool = False) -> RefreshReport:
-        """Bring the index up to date with the files on disk; cheap when nothing changed."""
+    def refresh(self, force_rebuild: bool = False, build: bool = True) -> RefreshReport:
+        """Bring the index up to date with the files on disk; cheap when nothing changed.
+
+        Args:
+            force_rebuild: rebuild even when nothing changed.
+            build: False for a caller that must not wait for a full build (a request of the server): when the
+                update would be a rebuild, ``IndexNotBuilt`` is raised before any work is done.
+        """
         started = time.perf_counter()
         with self.lock:
             self._sync()
             self._report(0, 0, "scanning")
             scan = self._scan()
             self._last_scan = scan
-            reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+            reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
             diff = self._diff(scan)
             if not reason and diff.empty:
                 report = RefreshReport(seconds=time.perf_counter() - started)
                 self.last_refresh = report
                 return report
+            if reason and not build:
+                raise IndexNotBuilt(reason)
             try:
-                with self._writer_lock():
-                    self._sync()  # another process may have done (part of) the work meanwhile
-                    reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
-                    report = self._update(scan, reason)
-            except (IndexCorrupt, sqlite3.DatabaseError) as error:
-                self._recover(_as_corruption(error))
-                with self._writer_lock():
-                    report = self._update(scan, "index was unreadable")
+                report = self._write_somewhere(scan, force_rebuild, build)
+            except IndexCorrupt as error:
+                self._recover(error)
+                report = self._write_somewhere(scan, True, build)
             report.seconds = time.perf_counter() - started
             self.last_refresh = report
             return report
 
-    def _update(self, scan: _Scan, reason: str) -> RefreshReport:
+    def _stored_index_problem(self) -> str:
+        """``needs_rebuild``, with a corrupt header counted as a reason to rebuild."""
+        try:
+            return self.needs_rebuild()
+        except IndexCorrupt as error:
+            self._recover(error)
+            return "index was unreadable"
+
+    def _write_somewhere(self, scan: _Scan, force_rebuild: bool, build: bool) -> RefreshReport:
+        """Update under the writer lock; when the files on disk turn out unusable, in memory instead."""
+        try:
+            return self._write(scan, force_rebuild, build)
+        except IndexUnwritable as error:
+            self._move_to_memory(error)
+            return self._write(scan, True, build)
+
+    def _write(self, scan: _Scan, force_rebuild: bool, build: bool) -> RefreshReport:
+        with self._writer_lock():
+            self._sync()  # another process may have done (part of) the work meanwhile
+            reason = "rebuild requested" if force_rebuild else self.needs_rebuild()
+            return self._update(scan, reason, build)
+
+    def _update(self, scan: _Scan, reason: str, build: bool = True) -> RefreshReport:
         diff = self._diff(scan)
         if not reason and diff.empty:
             return RefreshReport()
@@ -394,7 +501,7 @@ class CorpusIndex:
                 item, data = self._read(scan, key)
                 old = self._files[key]
                 if item.hash == old.hash and not item.skip:
-                    touched[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, old.hash, old.chunks, old.skip)
+                    touched[key] = replace(old, size=item.stamp.size, mtime_ns=item.stamp.mtime_ns)
                 else:
                     changed.append((item, data))
             report.touched = len(touched)
@@ -404,6 +511,8 @@ class CorpusIndex:
             if changed_files > self.config.rebuild_fraction * total and changed_files > 1:
                 reason = f"{changed_files} of {total} files changed"
         if reason:
+            if not build:
+                raise IndexNotBuilt(reason)
             self._rebuild(scan, reason, report)
             return report
         prepared = [self._chunk(scan, item, data) for item, data in changed]
@@ -479,7 +588,7 @@ class CorpusIndex:
                 self.build_state = (number - 1, len(keys))
                 self._report(number, len(keys), "parsing")
                 item, counted = next(prepared)
-                files[key] = FileRow(item.stamp.size, item.stamp.mtime_ns, item.hash, len(item.chunks), item.skip)
+                files[key] = item.row()
                 for chunk, counts in counted:
                     for counter in counts.values():
                         for term in counter:
@@ -532,9 +641,11 @@ class CorpusIndex:
         """Patch the index: drop the chunks of changed and removed files, add the new chunks."""
         store = self._open_store()
         meta = store.meta()
-        next_slot = int(meta.get("next_slot", "0"))
+        next_slot = meta_int(meta, "next_slot")
         old_keys = [p.key for p in prepared if p.key in self._files] + removed
-        counts_per_chunk = [(p, chunk, count_terms(self._tokenizer, chunk)) for p in prepared for chunk in p.chunks]
+        counted = [counted_terms(self._tokenizer, p) for p in prepared]
+        prepared = [item for item, _ in counted]
+        counts_per_chunk = [(item, chunk, counts) for item, pairs in counted for chunk, counts in pairs]
         wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
         try:
             with store.transaction():
@@ -557,15 +668,13 @@ class CorpusIndex:
                     added.append((next_slot, terms))
                     next_slot += 1
                 store.put_chunks(rows)
-                files = {
-                    p.key: FileRow(p.stamp.size, p.stamp.mtime_ns, p.hash, len(p.chunks), p.skip) for p in prepared
-                }
+                files = {p.key: p.row() for p in prepared}
                 files.update(touched)
                 store.put_files(files)
                 self._lexical.remove(old_slots)
                 for slot, terms in added:
                     self._lexical.add(slot, terms)
-                base_slots = int(meta.get("base_slots", "0"))
+                base_slots = meta_int(meta, "base_slots")
                 if self._should_compact(next_slot):
                     self._lexical.compact(next_id)
                     capacity = next_slot
@@ -659,7 +768,7 @@ class CorpusIndex:
         with self.lock:
             try:
                 added = self._open_store().import_vectors(other)
-            except sqlite3.Error as error:
+            except AgenttyError as error:
                 log.info("could not read vectors from %s: %s", other, error)
                 return 0
             if self.embedding_profile is not None:
@@ -673,7 +782,10 @@ class CorpusIndex:
                 return False
             try:
                 return self._open_store().has_vectors()
-            except (IndexCorrupt, sqlite3.Error):
+            except IndexCorrupt as error:  # corruption like any other: the next refresh rebuilds it
+                self._recover(error)
+                return False
+            except AgenttyError:  # busy, or not openable here: nothing known
                 return False
 
     def vector_coverage(self) -> tuple[int, int]:
@@ -729,21 +841,21 @@ class CorpusIndex:
             return self._dense.search(vector, pool, self._lexical.alive, allowed)
 
     def _write_manifest(self, store: Store) -> None:
-        """Mirror the manifest (header and every file's stamp) as JSON, atomically."""
-        if not self.config.persist:
+        """Mirror the manifest (header and every file's stamp) as JSON, atomically, never through a link."""
+        if not self.on_disk:
             return
         meta = store.meta()
         manifest = {
             "format": MANIFEST_FORMAT,
             "schema_version": SCHEMA_VERSION,
             "index": self.config.name,
-            "generation": int(meta.get("generation", "0")),
+            "generation": meta_int(meta, "generation"),
             "updated_at": meta.get("updated_at", ""),
             **self.config.profile(),
             "embedding": self.embedding_profile.to_json() if self.embedding_profile else None,
             "roots": self.config.roots,
             "counts": dict(zip(("files", "chunks"), store.counts(), strict=True)),
-            "skipped": json.loads(meta.get("scan_skipped", "{}")),
+            "skipped": _json_or_empty(meta.get("scan_skipped", "{}")),
             "files": {
                 key: {
                     "size": row.size,
@@ -751,14 +863,15 @@ class CorpusIndex:
                     "hash": row.hash,
                     "chunks": row.chunks,
                     **({"skip": row.skip} if row.skip else {}),
+                    **({"redacted": row.redacted} if row.redacted else {}),
                 }
                 for key, row in sorted(self._files.items())
             },
         }
-        path = self.config.manifest_path
-        temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        temporary.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(temporary, path)
+        try:
+            write_private(self.config.manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
+        except OSError as error:  # the database holds the truth: a missing mirror is only reported
+            self._warn(f"{self.config.manifest_path} could not be written ({error})")
 
     # -- searching ------------------------------------------------------------------------------------------
 
@@ -784,7 +897,8 @@ class CorpusIndex:
     def chunk_term_ids(self, slots: Sequence[int]) -> dict[int, frozenset[int]]:
         """Every term id each chunk holds, over all fields."""
         with self.lock:
-            blobs = self._open_store().term_blobs(slots)
+            store = self._open_store()
+            blobs = self._all_live(store, slots, store.term_blobs(slots))
         out: dict[int, frozenset[int]] = {}
         for slot, blob in blobs.items():
             fields = decode_terms(self.field_names, blob)
@@ -866,7 +980,17 @@ class CorpusIndex:
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         with self.lock:
-            return self._open_store().chunks(slots)
+            store = self._open_store()
+            return self._all_live(store, slots, store.chunks(slots))
+
+    def _all_live(self, store: Store, slots: Sequence[int], found: dict[int, _T]) -> dict[int, _T]:
+        """``found``, when it holds every live slot asked for. A live slot the database lacks, while no other
+        process changed the index, is corruption: a damaged row key hides its row from every lookup."""
+        alive = self._lexical.alive
+        missing = [s for s in slots if s not in found and 0 <= s < len(alive) and alive[s]]
+        if missing and store.generation() == self._generation:
+            raise IndexCorrupt(f"chunk {missing[0]} is missing from {store.path.name}")
+        return found
 
     def all_chunks(self) -> list[Chunk]:
         """Every live chunk, in slot order (for tools that sample the corpus)."""
@@ -923,13 +1047,16 @@ class CorpusIndex:
                 self._last_scan = scan
                 count = len(scan.stamps)
                 return self._status_of({}, False, f"no index yet: {count} file{'' if count == 1 else 's'} to index")
-            self._sync()
-            store = self._open_store()
-            meta = store.meta()
+            try:
+                self._sync()
+                meta = self._open_store().meta()
+                reason = self.needs_rebuild()
+            except IndexCorrupt as error:
+                self._recover(error)
+                meta, reason = {}, "index was unreadable"
             scan = self._scan()
             self._last_scan = scan
             diff = self._diff(scan)
-            reason = self.needs_rebuild()
             fresh = not reason and diff.empty
             return self._status_of(
                 meta,
@@ -943,7 +1070,19 @@ class CorpusIndex:
             )
 
     def _never_built(self) -> bool:
-        return self.config.persist and self._store is None and not self.config.db_path.exists()
+        return self.on_disk and self._store is None and not self.config.db_path.exists()
+
+    def redactions(self) -> dict[str, object]:
+        """How many secrets were replaced before indexing, in how many files (and the first of them)."""
+        files = sorted(key.split(":", 1)[1] for key, row in self._files.items() if row.redacted)
+        secrets = sum(row.redacted for row in self._files.values())
+        return {"secrets": secrets, "files": len(files), "examples": files[:REPORT_PATHS_PER_REASON]}
+
+    def storage(self) -> str:
+        """``disk``, or ``memory`` with the reason the files under .agentty/ could not be used."""
+        if self.on_disk:
+            return "disk"
+        return f"memory ({self.storage_problem})" if self.storage_problem else "memory"
 
     def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
         return {
@@ -952,9 +1091,11 @@ class CorpusIndex:
             "files": self.n_files,
             "chunks": self.n_chunks,
             "updated_at": meta.get("updated_at", "never"),
-            "generation": int(meta.get("generation", "0")),
+            "generation": meta_int(meta, "generation"),
             "fresh": fresh,
             "stale_reason": stale_reason,
+            "storage": self.storage(),
+            "redacted": self.redactions(),
             "manifest": {**self.config.profile(), "roots": self.config.roots},
             "skipped": self.skipped().to_json(),
             "by_source": self._files_by_source(),
@@ -984,14 +1125,16 @@ _worker_tokenizer: Tokenizer | None = None
 
 
 def read_file(stamp: FileStamp, max_bytes: int) -> tuple[_Prepared, bytes]:
-    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped."""
+    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped, and so
+    is one swapped since the scan for a link out of its folder, a FIFO or a device."""
     try:
-        with open(stamp.path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        data = read_regular(stamp.path, stamp.boundary, max_bytes)
+    except UnsafeFile as error:
+        return _Prepared(stamp.key, stamp, "", [], error.reason), b""
     except OSError:
         return _Prepared(stamp.key, stamp, "", [], "unreadable"), b""
     digest = xxhash.xxh3_128_hexdigest(data)
-    stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns)
+    stamp = FileStamp(stamp.key, stamp.path, len(data), stamp.mtime_ns, stamp.boundary)
     if len(data) > max_bytes:
         return _Prepared(stamp.key, stamp, digest, [], "too large"), b""
     return _Prepared(stamp.key, stamp, digest, []), data
@@ -1003,11 +1146,39 @@ def chunk_file(
     """Parse a read file into chunks (or the reason it is skipped), with the source's warnings."""
     if item.skip:
         return item, ()
-    loaded = source.parse(item.stamp, data)
-    if loaded.skip_reason:
-        return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
-    chunks = [c for doc in loaded.documents for c in chunk_document(doc, chunking)]
-    return _Prepared(item.key, item.stamp, item.hash, chunks), loaded.warnings
+    try:
+        loaded = source.parse(item.stamp, data)
+        if loaded.skip_reason:
+            return _Prepared(item.key, item.stamp, item.hash, [], loaded.skip_reason), loaded.warnings
+        documents, found = _without_secrets(loaded.documents)
+        chunks = [c for doc in documents for c in chunk_document(doc, chunking)]
+        for chunk in chunks:
+            _check_storable(chunk)
+    except Exception as error:  # one hostile file must not take the whole index down: skip it, say why
+        reason = f"could not be read ({type(error).__name__})"
+        warning = f"{item.stamp.path}: {reason}: {error}; the file is skipped"
+        return _Prepared(item.key, item.stamp, item.hash, [], reason), (warning,)
+    if found:  # said in the passage itself and counted in status; the log only on request
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+        log.info("%s: secrets redacted before indexing (%s)", item.stamp.path, kinds)
+    return _Prepared(item.key, item.stamp, item.hash, chunks, redacted=found.total()), loaded.warnings
+
+
+def _without_secrets(documents: Sequence[Document]) -> tuple[list[Document], Counter[str]]:
+    """The documents with every recognised secret replaced, and how many of each kind there were."""
+    found: Counter[str] = Counter()
+    clean = []
+    for document in documents:
+        text, title = redact(document.text), redact(document.title)
+        found += text.found + title.found
+        clean.append(replace(document, text=text.text, title=title.text) if text.found or title.found else document)
+    return clean, found
+
+
+def _check_storable(chunk: Chunk) -> None:
+    """Raise ``UnicodeEncodeError`` for text that cannot be stored (a lone surrogate from a JSON escape)."""
+    for text in (chunk.ref, chunk.text, chunk.context, chunk.symbol, chunk.title):
+        text.encode("utf-8")
 
 
 def prepare_file(
@@ -1022,7 +1193,17 @@ def prepare_file(
         tokenizer = _worker_tokenizer
     item, data = read_file(stamp, source.max_bytes)
     item, warnings = chunk_file(source, item, data, chunking)
-    return item, [(chunk, count_terms(tokenizer, chunk)) for chunk in item.chunks], warnings
+    item, counted = counted_terms(tokenizer, item)
+    return item, counted, warnings
+
+
+def counted_terms(tokenizer: Tokenizer, item: _Prepared) -> tuple[_Prepared, list[Counted]]:
+    """Each chunk of a file with its term counts; a file whose text the tokenizer fails on is skipped."""
+    try:
+        return item, [(chunk, count_terms(tokenizer, chunk)) for chunk in item.chunks]
+    except Exception as error:  # one hostile file must not take the whole index down
+        log.warning("%s: terms could not be counted (%s); the file is skipped", item.stamp.path, error)
+        return replace(item, chunks=[], skip=f"could not be read ({type(error).__name__})"), []
 
 
 def count_terms(tokenizer: Tokenizer, chunk: Chunk) -> dict[str, Counter[str]]:
@@ -1035,13 +1216,19 @@ def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
     return np.concatenate(items).astype(np.int32) if items else np.zeros(0, np.int32)
 
 
-def _as_corruption(error: Exception) -> IndexCorrupt:
-    """The error as corruption (the index is rebuilt), or raised as ``unusable`` when it is not corruption."""
-    if isinstance(error, IndexCorrupt):
-        return error
-    if isinstance(error, sqlite3.OperationalError):
-        raise unusable(error, "the index database") from error
-    return IndexCorrupt(str(error))
+def meta_int(meta: dict[str, str], key: str) -> int:
+    """A number kept in the ``meta`` table (0 when absent); ``IndexCorrupt`` when it is not a number."""
+    try:
+        return int(meta.get(key, "0"))
+    except ValueError:
+        raise IndexCorrupt(f"the index's {key} is not a number") from None
+
+
+def _json_or_empty(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return {}
 
 
 __all__ = ["CorpusIndex", "FileGroups", "IndexConfig", "LexicalScores", "MANIFEST_FORMAT", "RefreshReport"]

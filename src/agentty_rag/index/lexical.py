@@ -60,6 +60,8 @@ _NO_SLOTS: IntArray = np.zeros(0, np.int32)
 
 def _weight_of(term: int, term_weights: Mapping[int, float] | None) -> float:
     return term_weights.get(term, 1.0) if term_weights else 1.0
+
+
 _NO_TFS = np.zeros(0, np.float32)
 
 

@@ -3,7 +3,12 @@
 The operating system releases the lock when its holder exits, however it exits, so a lock left by a dead
 process is never in force: the file may stay behind, but the next writer takes the lock at once. The lock
 primitive is filelock's (``flock`` on POSIX, ``LockFileEx`` on Windows), taken on a descriptor this module
-opens itself.
+opens itself. The holder writes its process id into the file and empties it when it lets go, so a file that
+still names a process while nobody holds the lock tells that an update died half-way (the index is then
+checked before use).
+
+The lock file is never opened through a symbolic link, and a lock path that is a folder or a FIFO is
+refused with a message that says so.
 """
 
 from __future__ import annotations
@@ -16,16 +21,35 @@ from pathlib import Path
 
 from filelock import lock_descriptor, unlock_descriptor
 
-from agentty_rag.errors import IndexBusy
+from agentty_rag.errors import IndexBusy, IndexUnwritable
+from agentty_rag.fsguard import UnsafeFile, open_private
 
 _POLL_SECONDS = 0.05
 
 
+def _open_lock(path: Path, flags: int) -> int:
+    """Open the lock file, or raise ``IndexUnwritable`` saying why it cannot be used."""
+    try:
+        return open_private(path, flags)
+    except UnsafeFile as error:
+        raise IndexUnwritable(f"the lock file {error}") from None
+    except OSError as error:
+        raise IndexUnwritable(f"the lock file {path} cannot be opened ({error.strerror})") from None
+
+
 @contextlib.contextmanager
 def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created if missing) or raise ``IndexBusy`` after ``timeout_s``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold an exclusive lock on ``path`` (created if missing) or raise ``IndexBusy`` after ``timeout_s``.
+
+    Raises:
+        IndexBusy: another process held it for longer than ``timeout_s``.
+        IndexUnwritable: the lock file cannot be used (a link, a folder, no permission).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise IndexUnwritable(f"{path.parent} cannot be created ({error.strerror})") from None
+    fd = _open_lock(path, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + timeout_s
         while not lock_descriptor(fd, blocking=False):
@@ -37,7 +61,10 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
             time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        yield
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # released by a live process: any transaction it began was committed or rolled back
     finally:
         with contextlib.suppress(OSError):
             unlock_descriptor(fd)
@@ -48,7 +75,10 @@ def held(path: Path) -> bool:
     """Whether another process holds the lock right now (never waits)."""
     if not path.exists():
         return False
-    fd = os.open(path, os.O_RDWR)
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except OSError:
+        return False
     try:
         if not lock_descriptor(fd, blocking=False):
             return True
@@ -58,4 +88,19 @@ def held(path: Path) -> bool:
         os.close(fd)
 
 
-__all__ = ["exclusive", "held"]
+def unfinished_update(path: Path) -> bool:
+    """Whether the last holder of the lock died while holding it (it still names a process, nobody holds it)."""
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        named = os.read(fd, 64).strip()
+    except OSError:  # Windows locks the bytes themselves: a holder is alive
+        return False
+    finally:
+        os.close(fd)
+    return bool(named) and not held(path)
+
+
+__all__ = ["exclusive", "held", "unfinished_update"]

@@ -36,6 +36,9 @@ def parse_fact_log(text: str, where: str) -> tuple[list[Document], list[str]]:
         except json.JSONDecodeError as error:
             warnings.append(f"{where}:{number}: not JSON ({error.msg}); line skipped")
             continue
+        except RecursionError:
+            warnings.append(f"{where}:{number}: nested too deeply to read; line skipped")
+            continue
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"].strip():
             warnings.append(f'{where}:{number}: a fact needs a string "id"; line skipped')
             continue

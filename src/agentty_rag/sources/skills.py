@@ -8,7 +8,16 @@ from pathlib import Path
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.frontmatter import field_text, parse_front_matter
 from agentty_rag.sources.text import decode
-from agentty_rag.sources.walker import ScanResult, SkipReport, is_pruned_dir, stamp_files
+from agentty_rag.sources.walker import (
+    ScanResult,
+    SkipReport,
+    folder_boundary,
+    is_inside,
+    is_pruned_dir,
+    is_utf8_name,
+    printable_path,
+    stamp_files,
+)
 from agentty_rag.types import Document, FileStamp
 
 SKILL_FILE = "SKILL.md"
@@ -16,19 +25,26 @@ SKILL_FILE = "SKILL.md"
 _MAX_DEPTH = 3
 
 
-def _find_skill_files(folder: Path) -> list[Path]:
+def _find_skill_files(folder: Path, boundary: str, skipped: SkipReport) -> list[Path]:
+    """Every ``SKILL.md`` below ``folder``; folders whose real path leaves ``boundary`` are not entered."""
     found: list[Path] = []
     stack: list[tuple[Path, int]] = [(folder, 0)]
     while stack:
         current, depth = stack.pop()
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            if entry.is_dir() and depth < _MAX_DEPTH and not is_pruned_dir(entry.name):
+            if not is_utf8_name(entry.name):
+                skipped.add("name not UTF-8", printable_path(entry.path))
+            elif entry.is_dir() and depth < _MAX_DEPTH and not is_pruned_dir(entry.name):
+                if entry.is_symlink() and not is_inside(os.path.realpath(entry.path), boundary):
+                    skipped.add("symlink outside root", entry.path)
+                    continue
                 stack.append((Path(entry.path), depth + 1))
-            elif entry.name == SKILL_FILE and depth > 0 and entry.is_file():
+            elif entry.name == SKILL_FILE and depth > 0:
                 found.append(Path(entry.path))
     return sorted(found)
 
@@ -50,19 +66,23 @@ class SkillsSource:
             return "skill:" + path.as_posix()
 
     def scan(self) -> ScanResult:
-        pairs: list[tuple[str, Path]] = []
+        pairs: list[tuple[str, Path, str]] = []
         skipped = SkipReport()
         seen: set[str] = set()
         for folder in self.folders:
             if not folder.is_dir():
                 continue
-            for path in _find_skill_files(folder):
+            boundary = folder_boundary(folder, self.workspace)
+            if not is_inside(os.path.realpath(folder), boundary):
+                skipped.add("symlink outside root", str(folder))
+                continue
+            for path in _find_skill_files(folder, boundary, skipped):
                 name = path.parent.name
                 if name in seen:
                     skipped.add("shadowed skill", str(path))
                     continue
                 seen.add(name)
-                pairs.append((self._key(path), path))
+                pairs.append((self._key(path), path, boundary))
         result = stamp_files(pairs)
         oversized = [f for f in result.files if f.size > self.max_bytes]
         for stamp in oversized:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
+from agentty_rag.fsguard import UnsafeFile, read_regular
+
 # A NUL byte in the first block marks a binary file, as git and grep decide.
 _SNIFF_BYTES = 8192
 # Minified or generated code: a line this long, or a very high mean line length.
@@ -46,8 +48,9 @@ def decode(data: bytes) -> Loaded:
 def read_text(path: str, max_bytes: int) -> Loaded:
     """Read and decode ``path``; files over ``max_bytes`` (grown since the scan) are refused."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        data = read_regular(path, "", max_bytes)
+    except UnsafeFile as error:
+        return Loaded(skip_reason=error.reason)
     except OSError:
         return Loaded(skip_reason="unreadable")
     if len(data) > max_bytes:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pathspec
 
+from agentty_rag.fsguard import is_inside, read_regular
 from agentty_rag.types import FileStamp
 
 # Directories that never hold a project's own sources or docs: VCS data, dependency trees, virtual
@@ -89,6 +90,24 @@ SECRET_PATTERNS = (
     "*.pfx",
     "*.jks",
     "*.keystore",
+    "*.tfvars",
+    "*.tfvars.json",
+    "*.tfstate",
+    "*.tfstate.*",
+    "*.properties",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "credentials",
+    "credentials.json",
+    "credentials.yaml",
+    "credentials.yml",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".htpasswd",
 )
 
 # Generated files recognisable by name; content-based detection happens at load time.
@@ -184,11 +203,11 @@ class _Ignore:
     def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
         self.specs = specs
 
-    def with_file(self, base_rel: str, file: Path) -> _Ignore:
-        lines = _read_ignore_lines(file)
+    def with_file(self, base_rel: str, file: Path, boundary: str) -> _Ignore:
+        lines = _read_ignore_lines(file, boundary)
         if not lines:
             return self
-        return _Ignore((*self.specs, (base_rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+        return _Ignore((*self.specs, (base_rel, ignore_spec(lines))))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's rule: the deepest file with a matching pattern decides; within a file, the last pattern."""
@@ -203,13 +222,37 @@ class _Ignore:
         return bool(decision)
 
 
-def _read_ignore_lines(file: Path) -> list[str]:
+_IGNORE_MAX_BYTES = 1 << 20
+
+
+def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """Gitignore lines compiled for RE2, whose matching time grows linearly with the path: a hostile line
+    (``*a*a*a*x``, ``**/a/**/a/…``) cannot make the scan before every search backtrack for seconds. A line
+    that cannot be compiled is left out; the others apply."""
     try:
-        if file.stat().st_size > 1 << 20:
-            return []
-        return file.read_text(encoding="utf-8", errors="replace").splitlines()
+        return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
+    except Exception:  # an invalid pattern or one RE2 refuses: find it, keep the rest
+        kept = [line for line in lines if _compiles(line)]
+        return pathspec.GitIgnoreSpec.from_lines(kept, backend="re2")
+
+
+def _compiles(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line], backend="re2")
+    except Exception:
+        return False
+    return True
+
+
+def _read_ignore_lines(file: Path, boundary: str) -> list[str]:
+    """The lines of an ignore file inside ``boundary`` (none when it is missing, too large, a link out or a FIFO)."""
+    try:
+        data = read_regular(str(file), boundary, _IGNORE_MAX_BYTES)
     except OSError:
         return []
+    if len(data) > _IGNORE_MAX_BYTES:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 _by_name = operator.attrgetter("name")
@@ -235,20 +278,44 @@ def is_pruned_dir(name: str) -> bool:
     return name in PRUNED_DIRS or name.startswith(".") or name.endswith(PRUNED_SUFFIXES)
 
 
-def is_inside(path: str, root: str) -> bool:
-    """True when ``path`` is ``root`` or lies below it (both absolute, normalised)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+def is_utf8_name(name: str) -> bool:
+    """False for a name holding bytes that are not UTF-8 (Python keeps them as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def folder_boundary(folder: Path, workspace: Path) -> str:
+    """The real folder whose inside a source's files must stay in.
+
+    A folder named inside the workspace (``./docs``, ``.agentty/memory``) is held to the workspace, so a
+    link out of it (``docs -> /etc``) is refused; a folder named outside it (a user's own skills folder, or
+    one the user set in the environment) is a deliberate choice and becomes its own boundary.
+    """
+    workspace_real = os.path.realpath(workspace)
+    named = os.path.abspath(folder if folder.is_absolute() else Path(workspace_real) / folder)
+    if is_inside(named, os.path.abspath(workspace)) or is_inside(named, workspace_real):
+        return workspace_real
+    return os.path.realpath(named)
+
+
+def printable_path(path: str) -> str:
+    """A path whose bytes are not all UTF-8, with those bytes shown as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _ignores_at(workspace: Path, start_rel: str) -> _Ignore:
     """Ignore rules in force at ``start_rel``: the workspace's exclude files and every .gitignore down to it."""
     ignore = _Ignore()
+    boundary = str(workspace)
     for file in (".git/info/exclude", ".agentty/ignore", ".gitignore"):
-        ignore = ignore.with_file("", workspace / file)
+        ignore = ignore.with_file("", workspace / file, boundary)
     base = ""
     for part in start_rel.split("/") if start_rel else ():
         base = f"{base}/{part}" if base else part
-        ignore = ignore.with_file(base, workspace / base / ".gitignore")
+        ignore = ignore.with_file(base, workspace / base / ".gitignore", boundary)
     return ignore
 
 
@@ -261,7 +328,8 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
 
     Args:
         start: the folder to index (the workspace itself for code, the docs folder for docs).
-        workspace: the root no file may lie outside of; gitignore paths are relative to it.
+        workspace: the root no file may lie outside of; gitignore paths are relative to it. A ``start``
+            whose real path is outside it (a ``docs`` link to ``/etc``) is not walked at all.
         rules: which files to accept and the caps.
 
     Returns:
@@ -271,8 +339,9 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
     ws_real = os.path.realpath(workspace)
     start_real = os.path.realpath(start)
     if not is_inside(start_real, ws_real):
-        # A docs folder outside the workspace is the user's explicit choice: it becomes its own root.
-        ws_real = start_real
+        skipped = SkipReport()
+        skipped.add("symlink outside root", str(start))
+        return ScanResult([], skipped)
     start_rel = os.path.relpath(start_real, ws_real).replace(os.sep, "/") if start_real != ws_real else ""
     walk = _Walk(ws_real, rules)
     walk.visited.add(start_real)
@@ -326,7 +395,7 @@ class _Walk:
             if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
                 continue  # a virtual environment under any name
             if rel_dir and any(e.name == ".gitignore" for e in entries):
-                dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore")
+                dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore", self.ws_real)
             subdirs: list[_DirItem] = []
             for entry in entries:
                 subdir = self._entry(entry, real_dir, ws_rel_dir, rel_dir, dir_ignore)
@@ -349,6 +418,9 @@ class _Walk:
         if is_dir:
             if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
                 return None
+            if not is_utf8_name(name):
+                self.skipped.add("name not UTF-8", printable_path(rel))
+                return None
             if not is_link:
                 real = f"{real_dir}{os.sep}{name}"
                 self.visited.add(real)
@@ -367,6 +439,10 @@ class _Walk:
             self.skipped.add("secret-looking name", rel)
             return None
         if not self.rules.accept(name):
+            return None
+        if not is_utf8_name(name):
+            # Kept out: a name that is not text cannot be stored, shown or cited.
+            self.skipped.add("name not UTF-8", printable_path(rel))
             return None
         if is_generated_name(name):
             self.skipped.add("generated", rel)
@@ -397,20 +473,30 @@ class _Walk:
             self.skipped.add("over file cap", rel)
             return
         self.real_files.add(real)
-        self.files.append(FileStamp(f"{self.rules.key_prefix}{rel}", path, st.st_size, st.st_mtime_ns))
+        key = f"{self.rules.key_prefix}{rel}"
+        self.files.append(FileStamp(key, path, st.st_size, st.st_mtime_ns, self.ws_real))
 
 
-def stamp_files(paths: Iterable[tuple[str, Path]]) -> ScanResult:
-    """Stat an explicit list of (key, path) pairs, e.g. skill or memory files found elsewhere."""
+def stamp_files(paths: Iterable[tuple[str, Path, str]]) -> ScanResult:
+    """Stat an explicit list of (key, path, boundary) triples, e.g. skill files found in several folders.
+
+    A file whose real path is outside its boundary, or that is not a regular file, is skipped and reported.
+    """
     files: list[FileStamp] = []
     skipped = SkipReport()
-    for key, path in paths:
+    for key, path, boundary in paths:
+        if not is_inside(os.path.realpath(path), boundary):
+            skipped.add("symlink outside root", str(path))
+            continue
         try:
             st = path.stat()
         except OSError:
             skipped.add("unreadable", str(path))
             continue
-        files.append(FileStamp(key, str(path), st.st_size, st.st_mtime_ns))
+        if not stat.S_ISREG(st.st_mode):
+            skipped.add("not a regular file", str(path))
+            continue
+        files.append(FileStamp(key, str(path), st.st_size, st.st_mtime_ns, boundary))
     files.sort(key=lambda f: f.key)
     return ScanResult(files, skipped)
 
@@ -420,8 +506,11 @@ __all__ = [
     "ScanResult",
     "SkipReport",
     "WalkRules",
+    "folder_boundary",
     "is_inside",
     "is_pruned_dir",
+    "is_utf8_name",
+    "printable_path",
     "is_secret_name",
     "scan_tree",
     "stamp_files",
