@@ -102,7 +102,7 @@ def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, te
         reference.add(position, fields)
     weights = {"body": 1.0, "title": 0.5}
     q = {"body": query, "title": query}
-    by_group = index.score_groups(q, weights, group_of_slot, 5, term_weights)
+    by_group = index.score_groups(q, weights, index.group_statistics(group_of_slot, 5), term_weights)
     expected = reference.score(q, weights, term_weights)
     for position, group in enumerate(groups):
         assert abs(by_group[group] - expected[position]) < 1e-9
@@ -124,7 +124,8 @@ def test_a_file_wide_field_counts_once_per_group() -> None:
     index.add(3, other)  # a file of one chunk, path term 8
     group_of_slot = np.array([0, 0, 0, 1], np.int32)
     weights = {"path": 1.0}
-    wide = index.score_groups({"path": [7]}, weights, group_of_slot, 2, whole_fields=frozenset({"path"}))
-    single = index.score_groups({"path": [8]}, weights, group_of_slot, 2, whole_fields=frozenset({"path"}))
+    groups = index.group_statistics(group_of_slot, 2, frozenset({"path"}))
+    wide = index.score_groups({"path": [7]}, weights, groups)
+    single = index.score_groups({"path": [8]}, weights, groups)
     # Both files hold their path term once: the same score, however many chunks repeat it.
     assert wide[0] > 0 and abs(wide[0] - single[1]) < 1e-12

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentty_rag.index.engine import FileGroups
 from agentty_rag.retrieve.files import best_chunk_of, chunk_sums, merge_orders, relative, top_indices
 
 
@@ -17,10 +18,16 @@ def test_top_indices_keeps_the_best_positive_scores_best_first() -> None:
 
 
 def test_best_chunk_of_each_file() -> None:
-    chunk_scores = np.array([1.0, 4.0, 2.0, 0.0, 3.0])
-    file_of_slot = np.array([0, 0, 1, 1, 2], np.int32)
-    assert best_chunk_of([0, 1], chunk_scores, file_of_slot) == {0: 1, 1: 2}
-    assert best_chunk_of([], chunk_scores, file_of_slot) == {}
+    chunk_scores = np.array([1.0, 4.0, 2.0, 0.0, 3.0, 4.0, 0.0])
+    # files: 0 holds slots 0, 1, 5; 1 holds 2, 3; 2 holds 4; 3 holds 6 (which does not score)
+    groups = FileGroups(
+        np.array([0, 0, 1, 1, 2, 0, 3], np.int32),
+        ("a", "b", "c", "d"),
+        np.array([0, 1, 5, 2, 3, 4, 6], np.int32),
+        np.array([0, 3, 5, 6, 7], np.int64),
+    )
+    assert best_chunk_of([0, 1, 3], chunk_scores, groups) == {0: 1, 1: 2}  # a tie goes to the lower slot
+    assert best_chunk_of([], chunk_scores, groups) == {}
 
 
 def test_chunk_sums_add_up_the_best_chunks_of_each_file() -> None:

@@ -93,3 +93,7 @@ def test_paths_and_module_paths_the_query_names() -> None:
     assert path_mention("astropy/modeling/separable.py", mentions) == 1.0
     assert path_mention("astropy/io/ascii/rst.py", mentions) == 0.0
     assert path_mention("connect.py", mentions) == 0.0  # one part alone is not specific enough
+
+
+def test_counts_can_be_ignored() -> None:
+    assert term_weights(["a", "a", "b"], by_count=False) == {"a": 1.0, "b": 1.0}

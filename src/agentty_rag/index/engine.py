@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -34,7 +34,7 @@ from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, read_
 from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.dense import DenseIndex, Embedder, EmbeddingProfile
 from agentty_rag.index.fields import DOCS_SCORING, FIELDS_VERSION, FILE_WIDE_FIELDS, FieldSpec, Scoring, field_terms
-from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
+from agentty_rag.index.lexical import FieldTerms, GroupStatistics, LexicalIndex, Segment
 from agentty_rag.index.lock import exclusive, unfinished_update
 from agentty_rag.index.store import (
     SCHEMA_VERSION,
@@ -57,6 +57,9 @@ MANIFEST_FORMAT = "agentty-rag-manifest"
 # Compact the delta into the base segment when it holds more than this share of the base's postings.
 _COMPACT_DELTA_SHARE = 0.10
 _COMPACT_MIN_DELTA = 20_000  # postings
+# Chunk rows kept in memory between searches (a few MB), and texts whose terms are remembered.
+_ROW_CACHE = 8192
+_TOKENIZED_CACHE = 50_000
 
 
 # (done, total, phase): phase is "scanning", "parsing", "writing" or "embedding".
@@ -171,10 +174,16 @@ class _Prepared:
 
 @dataclass(frozen=True)
 class FileGroups:
-    """The files of an index: ``refs`` in path order, and each slot's position in it (-1: no chunk there)."""
+    """The files of an index: ``refs`` in path order, each slot's position in it (-1: no chunk there), and
+    each file's slots: ``slots[starts[f]:starts[f + 1]]``, in slot order."""
 
     of_slot: npt.NDArray[np.int32]
     refs: tuple[str, ...]
+    slots: npt.NDArray[np.int32]
+    starts: npt.NDArray[np.int64]
+
+    def slots_of(self, file: int) -> npt.NDArray[np.int32]:
+        return self.slots[int(self.starts[file]) : int(self.starts[file + 1])]
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,10 @@ class CorpusIndex:
         self._last_scan: _Scan | None = None
         self._attributes: dict[int, tuple[str, str, str]] | None = None
         self._groups: FileGroups | None = None
+        self._group_stats: GroupStatistics | None = None
+        self._rows: OrderedDict[int, tuple[Chunk, frozenset[int]]] = OrderedDict()
+        self._rows_generation = -1
+        self._tokenized: dict[str, frozenset[str]] = {}
         self._masks: dict[str, npt.NDArray[np.bool_]] = {}
         self.warnings: list[str] = []
         self.last_refresh = RefreshReport()
@@ -339,6 +352,7 @@ class CorpusIndex:
             # be rebuilt (``needs_rebuild`` says why) — load nothing.
             self._files = {}
             self._attributes = None
+            self._rows.clear()
             self._groups = None
             self._masks = {}
             return
@@ -350,6 +364,7 @@ class CorpusIndex:
             self._lexical.add(slot, terms)
         self._files = store.files()
         self._attributes = None
+        self._rows.clear()
         self._groups = None
         self._masks = {}
         if self.embedding_profile is not None:
@@ -720,6 +735,7 @@ class CorpusIndex:
         self._files = dict(files)
         self._generation = store.generation()
         self._attributes = None
+        self._rows.clear()
         self._groups = None
         self._masks = {}
         if self.embedding_profile is not None:
@@ -883,6 +899,16 @@ class CorpusIndex:
         """Terms of ``text`` as a query (no keywords dropped)."""
         return self._tokenizer.tokenize(text)
 
+    def term_set(self, text: str) -> frozenset[str]:
+        """The distinct terms of ``text``, remembered: names and contexts of candidates recur from one search
+        to the next."""
+        cached = self._tokenized.get(text)
+        if cached is None:
+            if len(self._tokenized) >= _TOKENIZED_CACHE:
+                self._tokenized.clear()
+            cached = self._tokenized[text] = frozenset(self._tokenizer.tokenize(text))
+        return cached
+
     def term_statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
         """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
         with self.lock:
@@ -896,14 +922,31 @@ class CorpusIndex:
 
     def chunk_term_ids(self, slots: Sequence[int]) -> dict[int, frozenset[int]]:
         """Every term id each chunk holds, over all fields."""
+        return {slot: terms for slot, (_, terms) in self._cached_rows(slots).items()}
+
+    def _cached_rows(self, slots: Sequence[int]) -> dict[int, tuple[Chunk, frozenset[int]]]:
+        """Chunks and their term ids, read (and checked) once per index generation: a slot's row never
+        changes until the next commit, and consecutive searches read many of the same candidates."""
         with self.lock:
-            store = self._open_store()
-            blobs = self._all_live(store, slots, store.term_blobs(slots))
-        out: dict[int, frozenset[int]] = {}
-        for slot, blob in blobs.items():
-            fields = decode_terms(self.field_names, blob)
-            out[slot] = frozenset(int(t) for ids, _ in fields.values() for t in ids.tolist())
-        return out
+            if self._rows_generation != self._generation:
+                self._rows.clear()
+                self._rows_generation = self._generation
+            missing = [s for s in slots if s not in self._rows]
+            if missing:
+                store = self._open_store()
+                for slot, (chunk, blob) in self._all_live(store, missing, store.chunk_rows(missing)).items():
+                    fields = decode_terms(self.field_names, blob)
+                    terms = frozenset(int(t) for ids, _ in fields.values() for t in ids.tolist())
+                    self._rows[slot] = (chunk, terms)
+                while len(self._rows) > _ROW_CACHE:
+                    self._rows.popitem(last=False)
+            found: dict[int, tuple[Chunk, frozenset[int]]] = {}
+            for slot in slots:
+                row = self._rows.get(slot)
+                if row is not None:
+                    self._rows.move_to_end(slot)
+                    found[slot] = row
+            return found
 
     def lexical_scores(
         self, terms: Mapping[str, float], allowed: npt.NDArray[np.bool_] | None = None, files: bool = False
@@ -925,10 +968,8 @@ class CorpusIndex:
                 file_scores = self._lexical.score_groups(
                     query_ids,
                     {**self.weights, **scoring.file_weights},
-                    groups.of_slot,
-                    len(groups.refs),
+                    self._group_statistics(groups),
                     term_weights,
-                    FILE_WIDE_FIELDS,
                     scoring.file_k1,
                     scoring.file_b,
                 )
@@ -953,8 +994,18 @@ class CorpusIndex:
             for slot, (_, ref, _) in attributes.items():
                 if slot < len(of_slot):
                     of_slot[slot] = number[ref]
-            self._groups = FileGroups(of_slot, tuple(refs))
+            held = np.flatnonzero(of_slot >= 0)
+            slots = held[np.argsort(of_slot[held], kind="stable")].astype(np.int32)
+            starts = np.zeros(len(refs) + 1, np.int64)
+            np.cumsum(np.bincount(of_slot[held], minlength=len(refs)), out=starts[1:])
+            self._groups = FileGroups(of_slot, tuple(refs), slots, starts)
             return self._groups
+
+    def _group_statistics(self, groups: FileGroups) -> GroupStatistics:
+        """The file statistics of the index as it is now (worked out once per state, like the groups)."""
+        if self._group_stats is None or self._group_stats.group_of_slot is not groups.of_slot:
+            self._group_stats = self._lexical.group_statistics(groups.of_slot, len(groups.refs), FILE_WIDE_FIELDS)
+        return self._group_stats
 
     def defined_as(self, terms: Sequence[str]) -> list[int]:
         """Slots of the definitions named by any of ``terms`` (name-field terms: whole names, lower case)."""
@@ -979,9 +1030,7 @@ class CorpusIndex:
         return self._attributes
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
-        with self.lock:
-            store = self._open_store()
-            return self._all_live(store, slots, store.chunks(slots))
+        return {slot: chunk for slot, (chunk, _) in self._cached_rows(slots).items()}
 
     def _all_live(self, store: Store, slots: Sequence[int], found: dict[int, _T]) -> dict[int, _T]:
         """``found``, when it holds every live slot asked for. A live slot the database lacks, while no other

@@ -82,6 +82,19 @@ class FieldIndex:
         return slots, tfs
 
 
+@dataclass(frozen=True)
+class GroupStatistics:
+    """Slots grouped (into files) and the query-independent statistics of the groups (see
+    ``LexicalIndex.group_statistics``)."""
+
+    group_of_slot: IntArray
+    n_groups: int
+    n_docs: int
+    lengths: Mapping[str, FloatArray]
+    populated: npt.NDArray[np.bool_]
+    whole_fields: frozenset[str]
+
+
 # One chunk's terms in one field: parallel arrays of term ids and their counts.
 FieldTerms = tuple[IntArray, IntArray]
 
@@ -191,56 +204,64 @@ class LexicalIndex:
                 scores[slots] += weight * term_idf * part
         return scores
 
+    def group_statistics(
+        self, group_of_slot: IntArray, n_groups: int, whole_fields: frozenset[str] = frozenset()
+    ) -> GroupStatistics:
+        """What scoring groups of slots needs beyond the postings: each group's length in each field (the sum
+        over its live slots; the longest for a field in ``whole_fields``, whose text is the group's own) and
+        the number of groups with a live slot. Independent of the query: worked out once per index state."""
+        live = np.flatnonzero(self.alive[: len(group_of_slot)] & (group_of_slot[: len(self.alive)] >= 0))
+        live_groups = group_of_slot[live]
+        populated = np.bincount(live_groups, minlength=n_groups) > 0 if n_groups else np.zeros(0, bool)
+        lengths: dict[str, FloatArray] = {}
+        for name in self.field_names:
+            index = self.fields[name]
+            if name in whole_fields:
+                values = np.zeros(n_groups, np.float64)
+                np.maximum.at(values, live_groups, index.lengths[live])
+            else:
+                values = np.bincount(live_groups, weights=index.lengths[live], minlength=n_groups).astype(np.float64)
+            lengths[name] = values
+        return GroupStatistics(group_of_slot, n_groups, int(populated.sum()), lengths, populated, whole_fields)
+
     def score_groups(
         self,
         query: Mapping[str, Sequence[int]],
         weights: Mapping[str, float],
-        group_of_slot: IntArray,
-        n_groups: int,
+        groups: GroupStatistics,
         term_weights: Mapping[int, float] | None = None,
-        whole_fields: frozenset[str] = frozenset(),
         k1: float = K1,
         b: float = B,
     ) -> FloatArray:
         """BM25 of groups of slots — the files chunks come from — each group scored as one document.
 
-        A group's term frequency and length in a field are the sums over its live slots, and the statistics
-        (number of documents, document frequency, average length) count groups. A field in ``whole_fields``
-        holds the same text in every slot of a group (the file path): it counts once per group.
+        A group's term frequency in a field is the sum over its live slots (1 for a whole field), and the
+        statistics (number of documents, document frequency, average length) count groups.
 
         Args:
             query, weights, term_weights: as for ``score``.
-            group_of_slot: each slot's group (-1 for none), as long as ``alive``.
-            n_groups: the number of groups.
-            whole_fields: fields whose text is the group's own rather than each slot's.
+            groups: the grouping and its statistics (``group_statistics``, for the index as it is now).
 
         Returns:
             A float array over groups (a group with no live slot scores 0).
         """
-        scores = np.zeros(n_groups, np.float64)
-        live = np.flatnonzero(self.alive[: len(group_of_slot)] & (group_of_slot[: len(self.alive)] >= 0))
-        if len(live) == 0 or n_groups == 0:
+        scores = np.zeros(groups.n_groups, np.float64)
+        if groups.n_docs == 0:
             return scores
-        live_groups = group_of_slot[live]
-        populated = np.bincount(live_groups, minlength=n_groups) > 0
-        n_docs = int(populated.sum())
+        group_of_slot = groups.group_of_slot
         for name, weight, index, terms in self._fields_to_score(query, weights):
-            whole = name in whole_fields
-            lengths = np.zeros(n_groups, np.float64)
-            if whole:
-                np.maximum.at(lengths, live_groups, index.lengths[live])
-            else:
-                lengths = np.bincount(live_groups, weights=index.lengths[live], minlength=n_groups).astype(np.float64)
-            avg_len = float(lengths[populated].sum()) / n_docs
+            whole = name in groups.whole_fields
+            lengths = groups.lengths[name]
+            avg_len = float(lengths[groups.populated].sum()) / groups.n_docs
             for term in terms:
                 slots, tfs = self._live_postings(index, term)
-                groups = group_of_slot[slots]
-                groups_tf = np.bincount(groups[groups >= 0], weights=tfs[groups >= 0], minlength=n_groups)
+                in_group = group_of_slot[slots]
+                groups_tf = np.bincount(in_group[in_group >= 0], weights=tfs[in_group >= 0], minlength=groups.n_groups)
                 holders = np.flatnonzero(groups_tf)
                 if len(holders) == 0:
                     continue
                 tf: FloatArray = np.ones(len(holders)) if whole else groups_tf[holders].astype(np.float64)
-                term_idf = idf(len(holders), n_docs) * _weight_of(term, term_weights)
+                term_idf = idf(len(holders), groups.n_docs) * _weight_of(term, term_weights)
                 scores[holders] += weight * term_idf * tf_saturation(tf, lengths[holders], avg_len, k1, b)
         return scores
 
@@ -294,4 +315,4 @@ class LexicalIndex:
             self.fields[name].delta = {}
 
 
-__all__ = ["FieldIndex", "FieldTerms", "LexicalIndex", "Segment"]
+__all__ = ["FieldIndex", "FieldTerms", "GroupStatistics", "LexicalIndex", "Segment"]

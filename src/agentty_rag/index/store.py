@@ -341,6 +341,10 @@ class Store:
     def term_blobs(self, slots: Sequence[int]) -> dict[int, bytes]:
         return {row[0]: row[_TERMS] for row in self._verified_in(slots)}
 
+    def chunk_rows(self, slots: Sequence[int]) -> dict[int, tuple[Chunk, bytes]]:
+        """Each chunk with its encoded terms, in one checked read."""
+        return {row[0]: (_chunk_of_full(row), row[_TERMS]) for row in self._verified_in(slots)}
+
     def chunk_attributes(self) -> list[tuple[int, str, str, str]]:
         """(slot, source, ref, language) of every chunk, for filters."""
         rows = self._run("SELECT slot, source, ref, language FROM chunks")

@@ -61,7 +61,9 @@ def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
     terms = index.tokenize(query)
     long_query = len(set(terms)) > LONG_QUERY_TERMS
     opening = index.tokenize(opening_words(query)) if long_query else []
-    weights = term_weights(terms, opening, OPENING_BOOST)
+    # A question about code that repeats a word is about it; in prose, repeats are style (measured on the
+    # docs fixtures).
+    weights = term_weights(terms, opening, OPENING_BOOST, by_count=code)
     if not code:
         return QueryAnalysis(weights, long=long_query)
     for term in sorted(index.known_terms(compound_candidates(query, STOPWORDS_EN))):
@@ -111,7 +113,7 @@ def more_candidates(
     """Slots beyond the legs' top lists: the best chunk of each strong file, and definitions of the query's
     names (a bare name's definition may hold the name once, and lose to files that use it often). Only
     slots the filters admit (``allowed``)."""
-    best = best_chunk_of(top_indices(lexical.files, FILE_POOL), lexical.chunks, lexical.groups.of_slot)
+    best = best_chunk_of(top_indices(lexical.files, FILE_POOL), lexical.chunks, lexical.groups)
     extra = [slot for slot in best.values() if slot not in have]
     for slot in _definitions(index, analysis.names, lexical.chunks):
         admitted = allowed is None or (slot < len(allowed) and bool(allowed[slot]))
@@ -158,9 +160,10 @@ def candidates_for(
     for hit, slot in zip(hits, slots, strict=True):
         chunk_ids = held.get(slot, frozenset())
         terms = frozenset(t for t, i in wanted.items() if i in chunk_ids)
-        name = frozenset(index.tokenize(own_name(hit.chunk)))
-        context = frozenset(index.tokenize(_context_text(hit.chunk)))
-        candidate = Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids)
+        name = index.term_set(own_name(hit.chunk))
+        context = index.term_set(_context_text(hit.chunk))
+        key = hit.chunk.chunk_id
+        candidate = Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids, key=key)
         if files is not None:
             group = int(files.file_of_slot[slot]) if slot < len(files.file_of_slot) else -1
             candidate = Candidate(
@@ -170,6 +173,7 @@ def candidates_for(
                 name,
                 context,
                 chunk_ids,
+                key=key,
                 file_score=float(files.bm25[group]) if group >= 0 else 0.0,
                 file_sum=float(files.chunks[group]) if group >= 0 else 0.0,
                 defines_asked=_definition_of_asked(hit.chunk, files),

@@ -6,6 +6,7 @@ Every feature is in [0, 1]. Term shares are weighted by inverse document frequen
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,6 +49,11 @@ class QueryProfile:
     phrases: tuple[str, ...] = ()
     wants_tests: bool = False
 
+    @functools.cached_property
+    def idf_total(self) -> float:
+        """The IDF of all its terms (the denominator of every share)."""
+        return sum(self.idf.get(t, 0.0) for t in self.terms)
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -59,12 +65,18 @@ class Candidate:
     name_terms: frozenset[str]
     context_terms: frozenset[str]
     term_ids: frozenset[int] = frozenset()  # every term of the passage, for similarity between passages
+    key: str = ""  # the chunk's id, worked out once (ties in every order are broken by it)
     # Code with file ranking: its file's evidence, relative to the best file's (0 to 1) ...
     file_score: float = 0.0  # BM25 of the file as one document
     file_sum: float = 0.0  # the sum of the file's best chunk scores
     # ... and how it answers the names the query asks for (see ``query.definition_match``, ``named_file``).
     defines_asked: float = 0.0
     named_file: float = 0.0
+
+
+def key_of(candidate: Candidate) -> str:
+    """The candidate's chunk id (remembered when it was built)."""
+    return candidate.key or candidate.chunk.chunk_id
 
 
 def looks_like_identifier(word: str) -> bool:
@@ -110,10 +122,10 @@ def wants_tests(text: str) -> bool:
 
 def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:
     """IDF-weighted share of the query's terms that are in ``found``."""
-    total = sum(profile.idf.get(t, 0.0) for t in profile.terms)
+    total = profile.idf_total
     if total <= 0:
         return 0.0
-    present = set(found)
+    present = found if isinstance(found, (set, frozenset)) else set(found)
     return sum(profile.idf.get(t, 0.0) for t in profile.terms if t in present) / total
 
 
@@ -134,6 +146,8 @@ def context_match(candidate: Candidate, profile: QueryProfile) -> float:
 
 def phrase_match(candidate: Candidate, profile: QueryProfile) -> float:
     """1 when a quoted phrase of the query appears verbatim."""
+    if not profile.phrases:
+        return 0.0
     text = candidate.chunk.text.lower()
     return 1.0 if any(p in text for p in profile.phrases) else 0.0
 
@@ -161,8 +175,14 @@ def is_definition(chunk: Chunk) -> float:
     return 1.0 if chunk.source == "code" and chunk.kind in DEFINITION_KINDS else 0.0
 
 
+@functools.lru_cache(maxsize=65536)
 def is_test_path(path: str) -> bool:
     return _TEST_DIR.search(path) is not None or _TEST_FILE.search(path) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def _low_value(path: str) -> bool:
+    return _LOW_VALUE_DIR.search(path) is not None
 
 
 def test_file(chunk: Chunk, profile: QueryProfile) -> float:
@@ -172,12 +192,21 @@ def test_file(chunk: Chunk, profile: QueryProfile) -> float:
 
 def low_value_path(chunk: Chunk) -> float:
     """1 for code under examples, samples, benchmarks, docs or compatibility shims."""
-    return 1.0 if chunk.source == "code" and _LOW_VALUE_DIR.search(chunk.ref) is not None else 0.0
+    return 1.0 if chunk.source == "code" and _low_value(chunk.ref) else 0.0
 
 
 def tiny(chunk: Chunk) -> float:
     """1 for a passage of one or two lines: rarely the answer, often a stray import or constant."""
-    return 1.0 if sum(1 for line in chunk.text.split("\n") if line.strip()) <= 2 else 0.0
+    text, start, lines = chunk.text, 0, 0
+    while start <= len(text):  # line by line, stopping at the third line that is not blank
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if text[start:end].strip():
+            lines += 1
+            if lines > 2:
+                return 0.0
+        start = end + 1
+    return 1.0
 
 
 def link_heavy(chunk: Chunk) -> float:
@@ -199,6 +228,7 @@ __all__ = [
     "identifier_match",
     "is_definition",
     "is_test_path",
+    "key_of",
     "link_heavy",
     "looks_like_identifier",
     "low_value_path",

@@ -22,6 +22,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from agentty_rag.index.engine import FileGroups
+
 T = TypeVar("T")
 
 # How many files' best chunks join the candidates, how many best chunks a file's sum counts over.
@@ -43,20 +45,18 @@ def top_indices(scores: npt.NDArray[np.float64], count: int) -> list[int]:
     return [int(i) for i in order]
 
 
-def best_chunk_of(
-    files: Sequence[int], chunk_scores: npt.NDArray[np.float64], file_of_slot: npt.NDArray[np.int32]
-) -> dict[int, int]:
-    """The best-scoring chunk slot of each of ``files`` (files with no scoring chunk are left out)."""
-    if not files:
-        return {}
-    size = min(len(chunk_scores), len(file_of_slot))
-    slots = np.flatnonzero(chunk_scores[:size] > 0)
-    wanted = np.isin(file_of_slot[slots], np.asarray(files, np.int32))
-    slots = slots[wanted]
+def best_chunk_of(files: Sequence[int], chunk_scores: npt.NDArray[np.float64], groups: FileGroups) -> dict[int, int]:
+    """The best-scoring chunk slot of each of ``files`` (ties: the lowest slot; files with no scoring chunk
+    are left out)."""
     best: dict[int, int] = {}
-    # Best first, ties by slot, so the first slot seen for a file is its best.
-    for slot in slots[np.lexsort((slots, -chunk_scores[slots]))].tolist():
-        best.setdefault(int(file_of_slot[slot]), int(slot))
+    for file in files:
+        slots = groups.slots_of(file)
+        slots = slots[slots < len(chunk_scores)]
+        if len(slots) == 0:
+            continue
+        top = int(np.argmax(chunk_scores[slots]))  # the first of equal maxima: slots are in order
+        if chunk_scores[slots[top]] > 0:
+            best[file] = int(slots[top])
     return best
 
 

@@ -6,6 +6,7 @@ Ranking only: nothing here formats text or counts output bytes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -98,6 +99,7 @@ def candidate_pool(k: int) -> int:
     return max(30, min(160, k * 6))
 
 
+@functools.lru_cache(maxsize=16384)
 def _fingerprint(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
@@ -127,14 +129,14 @@ def standings(merged: list[Reranked], by_file: list[Reranked], by_passage: list[
     """A score for each merged hit that falls with its rank: how it stands in the order that placed it (its
     score relative to that order's best), never above the hit before it."""
 
-    def relative_to_top(order: list[Reranked]) -> dict[str, float]:
+    def relative_to_top(order: list[Reranked]) -> dict[int, float]:
         top = order[0].score if order and order[0].score > 0 else 1.0
-        return {r.candidate.chunk.chunk_id: max(r.score / top, 0.0) for r in order}
+        return {id(r.candidate): max(r.score / top, 0.0) for r in order}
 
     in_file, in_passage = relative_to_top(by_file), relative_to_top(by_passage)
     out: list[float] = []
     for r in merged:
-        key = r.candidate.chunk.chunk_id
+        key = id(r.candidate)
         own = max(in_file.get(key, 0.0), in_passage.get(key, 0.0))
         out.append(min(own, out[-1]) if out else own)
     return out
@@ -196,7 +198,7 @@ def search(
         if by_files:
             by_file = rank_files(reranked, profile)
             lead = 0 if analysis.long else FILE_LEAD
-            merged = merge_orders(by_file, reranked, lead, key=lambda r: r.candidate.chunk.chunk_id)
+            merged = merge_orders(by_file, reranked, lead, key=lambda r: id(r.candidate))
             scores = standings(merged, by_file, reranked)
             reranked = merged
         explanations = tuple(reranked)

@@ -32,19 +32,22 @@ LONG_QUERY_TERMS = 30
 OPENING_WORDS = 16
 
 
-def term_weights(terms: Sequence[str], opening: Iterable[str] = (), opening_boost: float = 0.0) -> dict[str, float]:
+def term_weights(
+    terms: Sequence[str], opening: Iterable[str] = (), opening_boost: float = 0.0, by_count: bool = True
+) -> dict[str, float]:
     """Weight of each distinct query term: saturating in its count, raised for the terms of the opening.
 
     Args:
         terms: the query's terms in order, with repeats.
         opening: the terms of the query's opening words.
         opening_boost: how much more those count (0: no difference).
+        by_count: weigh repeated terms more (else each distinct term weighs 1).
     """
     counts = Counter(terms)
     first = set(opening)
     weights: dict[str, float] = {}
     for term, count in counts.items():
-        weight = (QTF_SATURATION + 1.0) * count / (QTF_SATURATION + count)
+        weight = (QTF_SATURATION + 1.0) * count / (QTF_SATURATION + count) if by_count else 1.0
         weights[term] = weight * (1.0 + opening_boost) if term in first else weight
     return weights
 

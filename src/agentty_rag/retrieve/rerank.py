@@ -127,7 +127,7 @@ def rank_files(
 
 
 def _order(reranked: Reranked) -> tuple[float, str]:
-    return (-round(reranked.score, 9), reranked.candidate.chunk.chunk_id)
+    return (-round(reranked.score, 9), f.key_of(reranked.candidate))
 
 
 __all__ = ["FEATURES", "FILE_FEATURES", "REPEAT", "Reranked", "rank_files", "rerank", "rerank_pool"]

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -79,6 +80,8 @@ def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) ->
             break
         if stitching:
             near = next((i for i, kept in enumerate(out) if _neighbours(kept.chunk, hit.chunk)), None)
+            if near is None and len(out) >= k:
+                continue  # past the cut, only a neighbour of a shown passage is of use
             if near is not None:
                 if rank < horizon:
                     kept = out[near]
@@ -107,6 +110,7 @@ def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) ->
     return out
 
 
+@functools.lru_cache(maxsize=16384)
 def _shingles(text: str) -> frozenset[tuple[str, ...]]:
     words = _WORDS.findall(text.lower())
     if len(words) < _SHINGLE:
