@@ -197,7 +197,9 @@ def search(
         scores = [r.score for r in reranked]
         if by_files:
             by_file = rank_files(reranked, profile)
-            lead = 0 if analysis.long else FILE_LEAD
+            # The file order leads a short lexical query; a long one, or one the dense leg has read for its
+            # meaning, starts with the passage order.
+            lead = 0 if analysis.long or dense else FILE_LEAD
             merged = merge_orders(by_file, reranked, lead, key=lambda r: id(r.candidate))
             scores = standings(merged, by_file, reranked)
             reranked = merged
