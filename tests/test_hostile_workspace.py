@@ -685,7 +685,7 @@ def test_with_an_embedding_server_the_answer_still_comes_while_a_build_holds_the
     holding, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def build() -> None:  # a long build holds the index
-        with index.lock:
+        with index.reading():
             holding.set()
             release.wait(60)
             done.set()

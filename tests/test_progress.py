@@ -14,12 +14,15 @@ def test_a_build_reports_scanning_then_each_file_parsed_then_writing(tmp_path: P
     workspace = Workspace(tmp_path, load_settings(LEXICAL))
     index = workspace.index("code")
     calls: list[tuple[int, int, str]] = []
-    index.progress = lambda done, total, phase: calls.append((done, total, phase))
-    index.refresh()
+
+    def progress(done: int, total: int, phase: str) -> None:
+        calls.append((done, total, phase))
+
+    index.refresh(progress=progress)
     phases = [phase for _, _, phase in calls]
     assert phases == ["scanning", *["parsing"] * 5, "writing"]
     assert [(done, total) for done, total, phase in calls if phase == "parsing"] == [(n, 5) for n in range(1, 6)]
     calls.clear()
-    index.refresh()  # nothing changed: a scan, no build
+    index.refresh(progress=progress)  # nothing changed: a scan, no build
     assert [phase for _, _, phase in calls] == ["scanning"]
     workspace.close()

@@ -80,7 +80,7 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path, den
     holding, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def build_in_another_thread() -> None:  # what a long first build looks like to a search
-        with index.lock:
+        with index.reading():
             index.build_state = (3, 10)
             holding.set()
             release.wait(10)

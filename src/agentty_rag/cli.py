@@ -176,9 +176,8 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
         if no_docs:
             print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
         progress = _Progress(name)
-        index.progress = progress
         try:
-            report = index.refresh(force_rebuild=rebuild)
+            report = index.refresh(force_rebuild=rebuild, progress=progress)
         finally:
             progress.close()
         what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"

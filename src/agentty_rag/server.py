@@ -188,8 +188,7 @@ def _warm_up(workspace: Workspace) -> None:
     for name in ("docs", "code"):
         try:
             index = workspace.index(name)
-            with index.lock:
-                report = index.refresh()
+            report = index.refresh()
             if report.rebuilt:
                 log.info("%s index built: %d chunks in %.1f s", name, report.chunks_added, report.seconds)
         except AgenttyError as error:

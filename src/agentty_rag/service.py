@@ -325,9 +325,9 @@ class Workspace:
         Raises:
             IndexNotBuilt: a server's request met an index that needs a full build first.
         """
-        if not index.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            return None
-        try:
+        with index.reading(timeout=deadline - time.monotonic()) as held:
+            if not held:
+                return None
             notes = self._refresh(index)
             try:
                 retrieved = self._search(index, name, query, k, filters, vector)
@@ -339,8 +339,6 @@ class Workspace:
             if retrieved is None:
                 return Attempt(index, None, self._mode("bm25", index, degraded), self._nothing_indexed(name), notes)
             mode = self._mode(retrieved.mode, index, degraded)
-        finally:
-            index.lock.release()
         reason = (
             ""
             if retrieved.hits
@@ -380,8 +378,7 @@ class Workspace:
     def _build(self, name: str) -> None:
         index = self.index(name)
         try:
-            with index.lock:
-                index.refresh()
+            index.refresh()
         except AgenttyError as error:
             log.warning("building the %s index: %s", name, error)
 
@@ -396,7 +393,7 @@ class Workspace:
             return ""
         if lock_held(index.config.lock_path):
             return f"the {name} index is being built by another process"
-        with index.lock:
+        with index.reading():
             try:
                 reason = index.needs_rebuild()
             except IndexCorrupt as error:
@@ -514,12 +511,10 @@ class Workspace:
         with self._guard:
             known = self._had_vectors.get(index.config.name)
         if known is None:
-            if not index.lock.acquire(blocking=False):
-                return False  # a build holds the index: answer now, look again at the next search
-            try:
+            with index.reading(timeout=0) as held:
+                if not held:
+                    return False  # a build holds the index: answer now, look again at the next search
                 known = index.has_vectors()
-            finally:
-                index.lock.release()
             with self._guard:
                 self._had_vectors[index.config.name] = known
         return known
@@ -561,7 +556,7 @@ class Workspace:
         status = self.dense.status
         if status.state == "ready" and status.profile is not None:
             index.use_embeddings(status.profile)
-        with index.lock:
+        with index.reading():
             return search(index, query, k, filters or Filters(), self.options(), vector)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
@@ -641,11 +636,9 @@ class Workspace:
         with self._guard:
             indexes = list(self._indexes.values())
         for index in indexes:
-            if index.lock.acquire(blocking=False):
-                try:
+            with index.reading(timeout=0) as held:
+                if held:
                     index.close()
-                finally:
-                    index.lock.release()
         self.dense.close()
 
 

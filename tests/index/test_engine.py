@@ -199,7 +199,7 @@ def test_a_writer_killed_mid_update_leaves_a_valid_index(tmp_path: Path, delay: 
     child.send_signal(signal.SIGKILL)
     finished = "done" in child.communicate()[0]
     reader = _workspace(tmp_path).index("code")
-    reader._sync()  # what a new process finds on disk, before its own refresh
+    reader.status()  # what a new process finds on disk, before its own refresh (status never writes)
     # Old or new, never a mix: the kill may land after the commit but before the child reports it.
     assert reader.n_chunks in (old_chunks, 300 * 40)
     if finished:
@@ -312,18 +312,18 @@ def test_an_index_that_must_not_persist_writes_nothing_to_disk(tmp_path: Path) -
 def test_a_large_build_on_several_processes_equals_one_on_one_core(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentty_rag.index import engine
+    from agentty_rag.index import ingest
 
     files = {
         f"pkg/m{i:04}.py": f"def handler_{i}(request):\n    '''Serve request {i % 7} quickly.'''\n"
         f"    return request.value + {i}\n"
-        for i in range(engine.PARALLEL_MIN_FILES + 20)
+        for i in range(ingest.PARALLEL_MIN_FILES + 20)
     }
     parallel_root, serial_root = tmp_path_factory.mktemp("parallel"), tmp_path_factory.mktemp("serial")
     write(parallel_root, files)
     write(serial_root, files)
     parallel = _code(parallel_root)
-    monkeypatch.setattr(engine, "PARALLEL_MIN_FILES", 10**9)
+    monkeypatch.setattr(ingest, "PARALLEL_MIN_FILES", 10**9)
     serial = _code(serial_root)
     assert parallel.n_chunks == serial.n_chunks == len(files)
     for query in ("serve request 3", "handler value", "request quickly"):
@@ -333,14 +333,17 @@ def test_a_large_build_on_several_processes_equals_one_on_one_core(
 def test_a_rebuild_drops_vectors_no_chunk_uses_once_they_outnumber_the_chunks(tmp_path: Path) -> None:
     import sqlite3
 
-    from agentty_rag.index.store import embed_hash
+    from agentty_rag.index.sqlite_vectors import write_vectors
+    from agentty_rag.index.store import Store
+    from agentty_rag.index.vectors import embed_hash
 
     write(tmp_path, FILES)
     index = _code(tmp_path)
-    store = index._open_store()
     live = [embed_hash(c) for c in index.all_chunks()]
     stale = [f"stale-{i}" for i in range(2001)]  # more than twice the live chunks, and than 1000
-    store.write_vectors("model|4||", [(h, b"\0" * 8) for h in (*live, *stale)])
+    store = Store(index.config.db_path)
+    write_vectors(store, "model|4||", [(h, b"\0" * 8) for h in (*live, *stale)])
+    store.close()
     index.refresh(force_rebuild=True)
     db = sqlite3.connect(index.config.db_path)
     kept = {row[0] for row in db.execute("SELECT hash FROM vectors")}

@@ -98,9 +98,10 @@ def build(target: Target, corpus: str, own_db: Path, progress: Progress) -> Buil
     """Build ``corpus``'s index from scratch; when the dense leg answers, embed it, reusing ``own_db``'s vectors."""
     workspace = target.workspace()
     index = workspace.index(corpus)
-    index.progress = lambda done, total, phase: progress(f"indexing: {phase} {done}/{total} files")
     started = time.perf_counter()
-    report = index.refresh(force_rebuild=True)
+    report = index.refresh(
+        force_rebuild=True, progress=lambda done, total, phase: progress(f"indexing: {phase} {done}/{total} files")
+    )
     seconds = time.perf_counter() - started
     dense: dict[str, Any] = {"state": workspace.dense.ensure().state, "description": workspace.dense.describe()}
     if dense["state"] == "ready":

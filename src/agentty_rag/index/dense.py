@@ -1,4 +1,4 @@
-"""The optional dense leg: embeddings from an Ollama server, and exact cosine search over them.
+"""The optional dense leg: embeddings from an Ollama server (``vectors.py`` keeps and searches them).
 
 This is the only module that talks to the network. An ``Embedder`` turns texts into L2-normalised vectors;
 ``OllamaEmbedder`` does it through the ``ollama`` client with short timeouts, adding the query/document
@@ -161,64 +161,7 @@ def probe(host: str, model: str, connect_s: float = 0.5, read_s: float = 1.0) ->
     return ProbeResult(True, "", EmbeddingProfile(model, dimension), time.perf_counter() - started)
 
 
-class DenseIndex:
-    """Unit vectors by slot, and exact cosine top-k over the live, allowed ones."""
-
-    def __init__(self, dimension: int) -> None:
-        self.dimension = dimension
-        self.matrix: Matrix = np.zeros((0, dimension), np.float32)
-        self.present = np.zeros(0, bool)
-
-    def _grow(self, capacity: int) -> None:
-        if capacity <= len(self.present):
-            return
-        size = max(capacity, 2 * len(self.present), 64)
-        matrix = np.zeros((size, self.dimension), np.float32)
-        matrix[: len(self.matrix)] = self.matrix
-        present = np.zeros(size, bool)
-        present[: len(self.present)] = self.present
-        self.matrix, self.present = matrix, present
-
-    def put(self, slots: list[int], vectors: Matrix) -> None:
-        if not slots:
-            return
-        self._grow(max(slots) + 1)
-        self.matrix[slots] = vectors
-        self.present[slots] = True
-
-    def drop(self, slots: list[int]) -> None:
-        for slot in slots:
-            if slot < len(self.present):
-                self.present[slot] = False
-
-    def count(self, alive: npt.NDArray[np.bool_]) -> int:
-        n = min(len(alive), len(self.present))
-        return int((self.present[:n] & alive[:n]).sum())
-
-    def search(
-        self, query: Matrix, pool: int, alive: npt.NDArray[np.bool_], allowed: npt.NDArray[np.bool_] | None = None
-    ) -> list[tuple[int, float]]:
-        """The ``pool`` slots most similar to ``query`` (a unit vector), best first."""
-        n = min(len(alive), len(self.present))
-        usable = self.present[:n] & alive[:n]
-        if allowed is not None:
-            m = min(n, len(allowed))
-            usable[:m] &= allowed[:m]
-            usable[m:] = False
-        slots = np.flatnonzero(usable)
-        if len(slots) == 0:
-            return []
-        scores = self.matrix[slots] @ query.reshape(-1).astype(np.float32)
-        if len(slots) > pool:
-            top = np.argpartition(-scores, pool - 1)[:pool]
-        else:
-            top = np.arange(len(slots))
-        order = top[np.lexsort((slots[top], -scores[top]))]
-        return [(int(slots[i]), float(scores[i])) for i in order]
-
-
 __all__ = [
-    "DenseIndex",
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",

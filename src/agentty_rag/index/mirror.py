@@ -1,0 +1,139 @@
+"""The in-memory side of one index, kept equal to its database.
+
+The BM25 postings, every file's row, the views searches read once per state, and the vectors of the active
+embedding profile, all as of one database generation. Another process's commit, a corrupt database, or
+files under ``.agentty/`` that cannot be used are met here: reload, rebuild from nothing, or move to
+memory. Not thread-safe: the index's lock is held around every call.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from agentty_rag.errors import AgenttyError, IndexCorrupt, IndexUnwritable
+from agentty_rag.index.definition import IndexConfig
+from agentty_rag.index.dense import EmbeddingProfile
+from agentty_rag.index.lexical import LexicalIndex
+from agentty_rag.index.manifest import meta_int, write_manifest
+from agentty_rag.index.notes import Notes
+from agentty_rag.index.sqlite_vectors import SqliteVectors, has_vectors, import_vectors
+from agentty_rag.index.storage import Storage
+from agentty_rag.index.store import FileRow, Store, dumps
+from agentty_rag.index.vectors import VectorStore
+from agentty_rag.index.views import Views
+
+log = logging.getLogger(__name__)
+
+
+class Mirror:
+    """One index's state in memory, and the database it mirrors."""
+
+    def __init__(self, config: IndexConfig, notes: Notes) -> None:
+        self.config = config
+        self.notes = notes
+        self.storage = Storage(config, notes)
+        self.lexical = LexicalIndex(config.field_names)
+        self.generation = -1
+        self.files: dict[str, FileRow] = {}
+        self.views = Views(self.storage.open, config.field_names)
+        self.vectors: VectorStore | None = None
+        self.embedding_profile: EmbeddingProfile | None = None
+
+    def store(self) -> Store:
+        """The database, opened on first use."""
+        return self.storage.open()
+
+    def reload(self) -> None:
+        """Load the in-memory index from the database (after open, or another process's commit)."""
+        store = self.store()
+        meta = store.meta()
+        fields = self.config.field_names
+        self.lexical = LexicalIndex(fields)
+        self.generation = meta_int(meta, "generation")
+        self.views.forget()
+        if meta.get("profile", dumps(self.config.profile())) != dumps(self.config.profile()):
+            # Built with other fields, chunking or tokenizer: unreadable as this configuration, and about to
+            # be rebuilt (``needs_rebuild`` says why) — load nothing.
+            self.files = {}
+            return
+        segments, lengths = store.segments(fields)
+        self.lexical.load_base(segments, lengths, store.live_slots(below=meta_int(meta, "next_slot")))
+        for slot, terms in store.delta_terms(fields, meta_int(meta, "base_slots")):
+            self.lexical.add(slot, terms)
+        self.files = store.files()
+        if self.vectors is not None:
+            self.vectors.load()
+
+    def sync(self) -> None:
+        """Make the in-memory index match the database; rebuild it when it is unreadable."""
+        try:
+            if self.store().generation() != self.generation:
+                self.reload()
+        except IndexCorrupt as error:
+            self.recover(error)
+        except IndexUnwritable as error:
+            self.move_to_memory(error)
+
+    def move_to_memory(self, error: Exception) -> None:
+        """Keep the index in memory from now on (empty until the next update fills it)."""
+        self.storage.move_to_memory(error)
+        self.generation = -1
+        self.reload()
+
+    def recover(self, error: BaseException) -> None:
+        """Throw away a corrupt database and start from an empty one (the next refresh rebuilds it)."""
+        name = self.config.name
+        self.notes.note(f"the {name} index could not be read ({error}); rebuilding the {name} index")
+        self.storage.discard()
+        self.generation = -1
+        self.reload()
+
+    def committed(self, store: Store, files: dict[str, FileRow], new_slots: list[int] | None = None) -> None:
+        """Take in an update this process committed (``new_slots``: the chunks a patch added; None: all)."""
+        self.files = dict(files)
+        self.generation = store.generation()
+        self.views.forget()
+        if self.vectors is not None:
+            self.vectors.load(new_slots)
+        if self.storage.on_disk:
+            embedding = self.embedding_profile.to_json() if self.embedding_profile else None
+            write_manifest(self.config, store, self.files, embedding, self.notes.warn)
+
+    def use_embeddings(self, profile: EmbeddingProfile | None) -> None:
+        """Search with vectors of this embedding profile (None: lexical only)."""
+        if profile == self.embedding_profile:
+            return
+        self.embedding_profile = profile
+        # The one place that chooses where vectors are kept.
+        self.vectors = None if profile is None else SqliteVectors(self.store, profile.key, profile.dimension)
+        # Vectors load with the index; choosing a profile never creates a database.
+        if self.vectors is not None and not self.storage.never_built():
+            self.sync()
+            self.vectors.load()
+
+    def import_vectors(self, other: Path) -> int:
+        """Reuse the vectors of another index database (same profile, same embedded text); returns how many."""
+        try:
+            added = import_vectors(self.store(), other)
+        except AgenttyError as error:
+            log.info("could not read vectors from %s: %s", other, error)
+            return 0
+        if self.vectors is not None:
+            self.vectors.load()
+        return added
+
+    def has_vectors(self) -> bool:
+        """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
+        if self.storage.never_built():
+            return False
+        try:
+            return has_vectors(self.store())
+        except IndexCorrupt as error:  # corruption like any other: the next refresh rebuilds it
+            self.recover(error)
+            return False
+        except AgenttyError:  # busy, or not openable here: nothing known
+            return False
+
+
+__all__ = ["Mirror"]

@@ -1,0 +1,118 @@
+"""Where an index lives: its database under ``.agentty/``, or memory when the files there cannot be used.
+
+A database whose last writer died mid-update is checked before use, and one found corrupt is deleted and
+rebuilt. When the folder or a file in it cannot be used safely (a link out, read-only, a folder in the way),
+the index is kept in memory for the rest of the process, and the next search says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from agentty_rag.errors import IndexCorrupt, IndexUnwritable
+from agentty_rag.fsguard import UnsafeFile, check_state_dir
+from agentty_rag.index.definition import IndexConfig
+from agentty_rag.index.lock import unfinished_update
+from agentty_rag.index.manifest import manifest_problem
+from agentty_rag.index.notes import Notes
+from agentty_rag.index.store import Store
+
+
+class Storage:
+    """The open database of one index, on disk or in memory."""
+
+    def __init__(self, config: IndexConfig, notes: Notes) -> None:
+        self.config = config
+        self._notes = notes
+        self._store: Store | None = None
+        self.on_disk = config.persist  # False once the files under .agentty/ turned out unusable
+        self.problem = ""  # why the index lives in memory although it should be on disk
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    def open(self) -> Store:
+        """The database, opened on first use."""
+        if self._store is not None:
+            return self._store
+        if not self.on_disk:
+            self._store = Store(Path(":memory:"))
+            return self._store
+        try:
+            self._store = self._open_on_disk()
+        except IndexUnwritable as error:
+            self._keep_in_memory(error)
+            self._store = Store(Path(":memory:"))
+        return self._store
+
+    def _open_on_disk(self) -> Store:
+        """The database under ``.agentty/``: checked when its last writer died mid-update, rebuilt when corrupt.
+
+        Raises:
+            IndexUnwritable: the folder or a file in it cannot be used safely (a link out, read-only ...).
+        """
+        config = self.config
+        try:
+            check_state_dir(config.state_dir)
+            config.state_dir.mkdir(parents=True, exist_ok=True)
+        except UnsafeFile as error:
+            raise IndexUnwritable(str(error)) from None
+        except OSError as error:
+            raise IndexUnwritable(f"{config.state_dir} cannot be created ({error.strerror})") from None
+        problem = manifest_problem(config.manifest_path)
+        if problem:
+            self._notes.note(f"{config.manifest_path.name}: {problem}; rebuilding the {config.name} index")
+            Store.delete_files(config.db_path)
+        died_mid_update = unfinished_update(config.lock_path)
+        store: Store | None = None
+        try:
+            store = Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+            if died_mid_update:
+                store.quick_check()
+            return store
+        except IndexCorrupt as error:
+            if store is not None:
+                store.close()
+            self._notes.note(f"{error}; rebuilding the {config.name} index")
+            Store.delete_files(config.db_path)
+            return Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+
+    def _keep_in_memory(self, error: Exception) -> None:
+        """From now on this process keeps the index in memory only: the files under .agentty/ are unusable."""
+        self.on_disk = False
+        self.problem = str(error)
+        self._notes.note(f"the {self.config.name} index is kept in memory for this process: {error}")
+
+    def move_to_memory(self, error: Exception) -> None:
+        """Close the database on disk; the next ``open`` gives an empty one in memory."""
+        self.close()
+        self._keep_in_memory(error)
+
+    def discard(self) -> None:
+        """Close the database and delete its files (an index kept in memory never touches the files it
+        refused): the next ``open`` starts an empty one."""
+        self.close()
+        if self.on_disk:
+            Store.delete_files(self.config.db_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.config.manifest_path.unlink()
+
+    def never_built(self) -> bool:
+        """Whether there is no database yet (and none open): reporting must not create one."""
+        return self.on_disk and self._store is None and not self.config.db_path.exists()
+
+    def describe(self) -> str:
+        """``disk``, or ``memory`` with the reason the files under .agentty/ could not be used."""
+        if self.on_disk:
+            return "disk"
+        return f"memory ({self.problem})" if self.problem else "memory"
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+__all__ = ["Storage"]
