@@ -833,7 +833,7 @@ class CorpusIndex:
                     if have < live:
                         self._load_vectors()  # another process embedded them
                     return done
-            vectors = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
+            vectors = embedder.embed_documents([embed_text(chunk) for _, _, chunk in missing])
             blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, (_, h, _) in enumerate(missing)]
             with self.lock:
                 store = self._open_store()
