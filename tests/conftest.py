@@ -147,6 +147,14 @@ class CompatServer:
             self.process.wait(10)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts the compat server is an integration test: ``-m "not integration"`` runs the
+    rest with nothing from outside the repository."""
+    for item in items:
+        if "compat_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture
 def compat_server(tmp_path: Path) -> Iterator[Callable[..., CompatServer]]:
     """Start Ollama-compatible servers (with fault flags); all are stopped after the test."""

@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from agentty_rag.config import VARIABLES, Settings, load_settings, variable
+from agentty_rag.budget import BudgetConfig
+from agentty_rag.chunking import ChunkingConfig
+from agentty_rag.config import GROUPS, VARIABLES, Settings, load_settings, variable
+from agentty_rag.config.table import generated_part, rewrite, tables
+from agentty_rag.retrieve.pipeline import Options
+from agentty_rag.service import Workspace
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_defaults_when_nothing_is_set() -> None:
@@ -91,6 +99,62 @@ def test_nan_is_malformed() -> None:
 
 
 def test_every_variable_is_documented_in_the_readme() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     missing = [v.name for v in VARIABLES if f"`{v.name}`" not in readme]
     assert missing == []
+
+
+def test_the_readme_tables_are_the_ones_the_declarations_generate() -> None:
+    current = generated_part(README.read_text(encoding="utf-8"))
+    assert current == tables(), "the README's variable tables drifted: run python -m agentty_rag.config.table README.md"
+
+
+def test_rewriting_replaces_only_the_generated_part() -> None:
+    stale = f"# Title\n\nbefore\n\n{tables().replace('Log level', 'Old text')}\n\nafter\n"
+    assert rewrite(stale) == f"# Title\n\nbefore\n\n{tables()}\n\nafter\n"
+    with pytest.raises(ValueError, match="no generated part"):
+        rewrite("# a README without the markers\n")
+
+
+def test_each_setting_is_declared_once_on_its_stage() -> None:
+    names = [v.name for v in VARIABLES]
+    attrs = [v.attr for v in VARIABLES]
+    assert len(set(names)) == len(names) and len(set(attrs)) == len(attrs)
+    staged = [f.name for group in GROUPS for f in fields(group)]
+    assert staged == attrs  # every field of a stage is a variable, in the order the tables show
+    assert {f.name for f in fields(Settings)} == {*attrs, "home", "dense_configured", "warnings"}
+
+
+def test_each_stage_takes_its_values_from_the_settings(tmp_path: Path) -> None:
+    changed = {
+        "AGENTTY_RAG_CHUNK_CHARS": "3000",
+        "AGENTTY_RAG_CHUNK_OVERLAP": "100",
+        "AGENTTY_RAG_CODE_CHUNK_CHARS": "900",
+        "AGENTTY_RAG_OUTPUT_BYTES": "4096",
+        "AGENTTY_RAG_RELEVANCE_FLOOR": "0.1",
+        "AGENTTY_RAG_BUDGET_GAMMA": "2",
+        "AGENTTY_RAG_CONF_BUDGET_FLOOR": "0.9",
+        "AGENTTY_RAG_EXTRACTIVE": "0",
+        "AGENTTY_RAG_BM25_WEIGHT": "2",
+        "AGENTTY_RAG_DENSE_WEIGHT": "3",
+        "AGENTTY_RAG_RERANK": "0",
+        "AGENTTY_RAG_FILES": "0",
+        "AGENTTY_RAG_MMR": "1",
+        "AGENTTY_RAG_MMR_LAMBDA": "0.5",
+        "AGENTTY_RAG_STITCH": "0",
+    }
+    settings = load_settings(changed)
+    assert settings.warnings == ()
+    assert ChunkingConfig.from_settings(settings) == ChunkingConfig(3000, 100, 900)
+    budget = BudgetConfig.from_settings(settings)
+    assert (budget.total_bytes, budget.relevance_floor, budget.gamma, budget.confidence_floor, budget.extractive) == (
+        4096,
+        0.1,
+        2.0,
+        0.9,
+        False,
+    )
+    options = Workspace(tmp_path, settings).options()
+    assert options == Options(
+        rerank=False, mmr=True, mmr_lambda=0.5, stitch=False, bm25_weight=2.0, dense_weight=3.0, file_ranking=False
+    )

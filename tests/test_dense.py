@@ -1,7 +1,8 @@
 """The dense leg against a real embedding model served over Ollama's HTTP API on loopback (no mocks).
 
-The server is shared/tools/ollama_compat_server.py (all-MiniLM-L6-v2, int8 ONNX, 384-d); these tests skip
-with the reason when it or its model package is not installed.
+Integration tests: the server is shared/tools/ollama_compat_server.py (all-MiniLM-L6-v2, int8 ONNX, 384-d),
+from outside the repository; these tests skip with the reason when it or its model package is not installed.
+The same bookkeeping is unit-tested with the in-repo fake embedder in test_dense_leg.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
 from tests.conftest import CompatServer, free_port, write
+
+pytestmark = pytest.mark.integration
 
 DOCS = {
     "docs/vehicles.md": "# Vehicles\n\nChange the engine oil of an automobile every ten thousand kilometres and "

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agentty_rag.budget import BudgetConfig, fit
+from agentty_rag.config import BudgetSettings
 from agentty_rag.render import confidence_bar, heading_label, provenance, render_structured, render_text
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
 
@@ -24,7 +27,7 @@ def test_text_and_structured_say_the_same() -> None:
         Hit(Chunk("docs", "a.md", 1, 2, "# A\n\nText.", "markdown", "section", "A"), 1.0),
     )
     result = SearchResult("search_code", "q", "bm25", hits, Funnel().then("lexical", 2).then("returned", 2))
-    packed = fit(hits, BudgetConfig(relevance_floor=0.0), 0.5, weakest=0.0)
+    packed = fit(hits, replace(BudgetConfig.from_settings(BudgetSettings()), relevance_floor=0.0), 0.5, weakest=0.0)
     text = render_text(result, packed)
     assert text.split("\n")[0].startswith("search_code · bm25 · lexical 2 → returned 2 · confidence 0.50 · ~")
     assert "[1] code:src/x.py:3-4 · f (function, python) · relevance 1.00\n```python\ndef f():" in text
@@ -36,7 +39,7 @@ def test_text_and_structured_say_the_same() -> None:
 
 def test_empty_results_show_the_reason() -> None:
     result = SearchResult("search_docs", "q", "bm25", (), Funnel(), "no docs indexed — set AGENTTY_DOCS_DIR")
-    text = render_text(result, fit((), BudgetConfig()))
+    text = render_text(result, fit((), BudgetConfig.from_settings(BudgetSettings())))
     assert text == "search_docs · bm25\nno docs indexed — set AGENTTY_DOCS_DIR"
 
 

@@ -1,11 +1,14 @@
-"""The session's embedding server: one bounded probe, cached query embeddings, truthful degradation.
+"""The session's dense leg: one bounded probe, cached query embeddings, truthful degradation, and the vectors
+of the indexes it serves.
 
-* At start (or first use) one probe with short timeouts (0.5 s to connect, 1 s to answer) learns whether
-  the server embeds with the configured model and the vectors' dimension. If it fails, the session is
+* At start (or first use) one probe of the embedding backend (for Ollama: 0.5 s to connect, 1 s to answer)
+  learns whether it embeds with the configured model and the vectors' dimension. If it fails, the session is
   lexical for good and every header says why; no later search pays a network timeout.
 * A failure while embedding one query degrades that query to BM25 (its header says so). After three
   failures in a row the leg is switched off with one warning, and probed again after a cool-down
   (``AGENTTY_RAG_DENSE_RETRY_S``).
+* An index's missing vectors are filled in by a background thread (the server) or a few at a time before a
+  search (the command line); ``mode`` says truthfully how a result was ranked.
 """
 
 from __future__ import annotations
@@ -14,17 +17,20 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 from agentty_rag.config import Settings
-from agentty_rag.index.dense import EmbeddingError, EmbeddingProfile, OllamaEmbedder, normalise_host, probe
+from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
+from agentty_rag.index.embedders import make_embedder
+from agentty_rag.index.engine import CorpusIndex
 
 log = logging.getLogger(__name__)
 
 FAILURES_BEFORE_OFF = 3
+# The command line embeds at most this many missing chunks before a search (an edited file or two).
+SYNC_EMBED_LIMIT = 64
 _CACHE_SIZE = 256
 
 
@@ -38,19 +44,23 @@ class DenseStatus:
 
 
 class DenseLeg:
-    """Thread-safe access to the embedding server for one session."""
+    """Thread-safe access to the embedding backend for one session, and the vectors of its indexes."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.host = normalise_host(settings.ollama_host)
+        self.embedder = embedder if embedder is not None else make_embedder(settings)
         self.status = DenseStatus("unprobed") if settings.dense else DenseStatus("off", "AGENTTY_RAG_DENSE=0")
         self._lock = threading.Lock()
         self.ever_ready = False  # it answered once this session: losing it later is news
         self._failures = 0
         self._retry_at: float | None = None
-        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._query_embedder: OllamaEmbedder | None = None
-        self._document_embedder: OllamaEmbedder | None = None
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self.background = False  # the server embeds in a thread; the command line does not
+        self._guard = threading.Lock()  # the threads and facts below; never held over a network call
+        self._embedding: dict[str, threading.Thread] = {}
+        self._had_vectors: dict[str, bool] = {}
+
+    # -- the backend --------------------------------------------------------------------------------------
 
     def ensure(self) -> DenseStatus:
         """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
@@ -61,25 +71,23 @@ class DenseLeg:
             return self.status
 
     def _probe(self) -> None:
-        result = probe(self.host, self.settings.embed_model)
+        result = self.embedder.probe()
         self._retry_at = None
         self.close()
         if result.ok and result.profile is not None:
             self.status = DenseStatus("ready", "", result.profile)
             self.ever_ready = True
             self._failures = 0
-            timeout = self.settings.embed_timeout_ms / 1000
-            self._query_embedder = OllamaEmbedder(self.host, self.settings.embed_model, 0.5, timeout)
-            self._document_embedder = OllamaEmbedder(self.host, self.settings.embed_model, 0.5, 60.0)
-            log.info("dense leg ready: %s (%d-d) at %s", result.profile.model, result.profile.dimension, self.host)
+            profile = result.profile
+            log.info("dense leg ready: %s (%d-d) %s", profile.model, profile.dimension, self.embedder.where)
         else:
             self.status = DenseStatus("unavailable", result.reason)
             log.info("dense leg unavailable: %s", result.reason)
 
-    def query_vector(self, query: str) -> tuple[npt.NDArray[np.float32] | None, str]:
+    def query_vector(self, query: str) -> tuple[Vector | None, str]:
         """The query's unit vector, or (None, why it is missing) when the leg is off or the request failed."""
         status = self.ensure()
-        if status.state != "ready" or self._query_embedder is None or status.profile is None:
+        if status.state != "ready" or status.profile is None:
             return None, ""
         key = f"{status.profile.key}\0{query}"
         with self._lock:
@@ -88,7 +96,7 @@ class DenseLeg:
                 self._cache.move_to_end(key)
                 return cached, ""
         try:
-            vector = self._query_embedder.embed([query], "query")[0]
+            vector = self.embedder.embed_query(query)
         except EmbeddingError as error:
             self._failed(error.reason)
             return None, error.reason
@@ -113,30 +121,133 @@ class DenseLeg:
                     cool_down,
                 )
 
-    def document_embedder(self) -> OllamaEmbedder | None:
-        status = self.ensure()
-        return self._document_embedder if status.state == "ready" else None
-
-    def document_failed(self, reason: str) -> None:
-        """An indexing batch failed: count it like a query failure."""
-        self._failed(reason)
-
     def close(self) -> None:
-        """Close the HTTP connections (a later use opens new ones)."""
-        for embedder in (self._query_embedder, self._document_embedder):
-            if embedder is not None:
-                embedder.close()
-        self._query_embedder = self._document_embedder = None
+        """Close the backend's connections (a later use opens new ones)."""
+        self.embedder.close()
 
     def describe(self) -> str:
         status = self.status
         if status.state == "ready" and status.profile is not None:
-            return f"ready: {status.profile.model} ({status.profile.dimension}-d) at {self.host}"
+            return f"ready: {status.profile.model} ({status.profile.dimension}-d) {self.embedder.where}"
         if status.state == "off":
             return "off (AGENTTY_RAG_DENSE=0)"
         if status.state == "unprobed":
-            return f"not probed yet ({self.settings.embed_model} at {self.host})"
+            return f"not probed yet ({self.settings.embed_model} {self.embedder.where})"
         return f"unavailable: {status.reason}"
 
+    # -- the vectors of an index --------------------------------------------------------------------------
 
-__all__ = ["FAILURES_BEFORE_OFF", "DenseLeg", "DenseStatus"]
+    def use_profile(self, index: CorpusIndex) -> bool:
+        """Point the index at the session's embedding profile; False when the leg is not ready."""
+        status = self.status
+        if status.state != "ready" or status.profile is None:
+            return False
+        index.use_embeddings(status.profile)
+        return True
+
+    def prepare(self, index: CorpusIndex) -> None:
+        """Before a search: use the session's profile and fill in missing vectors.
+
+        The server embeds in a background thread (BM25 answers meanwhile); the command line embeds a few
+        missing chunks at once (an edited file) and leaves a large backlog to ``agentty-rag index``.
+        """
+        if not self.use_profile(index):
+            return
+        have, live = index.vector_coverage()
+        if have >= live:
+            return
+        if self.background:
+            self._schedule(index)
+            return
+        if self.ensure().state == "ready" and live - have <= SYNC_EMBED_LIMIT:
+            try:
+                index.embed_missing(self.embedder, self.settings.embed_batch, SYNC_EMBED_LIMIT)
+            except EmbeddingError as error:
+                self._failed(error.reason)
+
+    def embed_all(self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None) -> int:
+        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
+        status = self.ensure()
+        if status.state != "ready" or status.profile is None:
+            return 0
+        try:
+            index.use_embeddings(status.profile)
+            return index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+        except EmbeddingError as error:
+            self._failed(error.reason)
+            name = index.config.name
+            log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
+            return 0
+        except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
+            index.recover(error)
+            return 0
+
+    def _schedule(self, index: CorpusIndex) -> None:
+        name = index.config.name
+        with self._guard:
+            running = self._embedding.get(name)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(target=self.embed_all, args=(index,), name=f"agentty-embed-{name}", daemon=True)
+            self._embedding[name] = thread
+            thread.start()
+
+    def index_status(self, index: CorpusIndex) -> dict[str, object]:
+        """The backend's state and how much of an index has vectors (probes if not done yet)."""
+        self.ensure()
+        try:
+            self.use_profile(index)
+        except IndexCorrupt as error:  # reported, and rebuilt by the next search
+            index.recover(error)
+        have, live = index.vector_coverage()
+        return {"state": self.status.state, "description": self.describe(), "embedded": have, "chunks": live}
+
+    # -- how a result was ranked --------------------------------------------------------------------------
+
+    def unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
+        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
+        if degraded:
+            return f"bm25 (degraded: dense — {degraded})"
+        if self.status.state == "unavailable":
+            return f"bm25 (dense unavailable: {self.status.reason})" if self._expected(index) else "bm25"
+        return "bm25"
+
+    def mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
+        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+        status = self.status
+        if degraded or status.state == "unavailable":
+            return self.unranked_mode(index, degraded)
+        if mode == "hybrid":
+            have, live = index.vector_coverage()
+            if have < live:
+                return f"hybrid (partial: {100 * have // max(live, 1)}% embedded)"
+            return "hybrid"
+        if status.state == "ready" and self.settings.dense_weight == 0:
+            return "bm25 (dense weight 0)"
+        if status.state == "ready":
+            have, live = index.vector_coverage()
+            if have < live:
+                later = (
+                    "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
+                )
+                return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
+        return mode
+
+    def _expected(self, index: CorpusIndex) -> bool:
+        """Whether a missing backend is news: it was configured, or this index already has vectors."""
+        if self.settings.dense_configured or self.ever_ready:
+            return True
+        name = index.config.name
+        with self._guard:
+            known = self._had_vectors.get(name)
+        if known is None:
+            with index.reading(timeout=0) as held:
+                if not held:
+                    return False  # a build holds the index: answer now, look again at the next search
+                known = index.has_vectors()
+            with self._guard:
+                self._had_vectors[name] = known
+        return known
+
+
+__all__ = ["FAILURES_BEFORE_OFF", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]

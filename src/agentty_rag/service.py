@@ -19,10 +19,9 @@ from typing import Any
 from agentty_rag.budget import BudgetConfig, Packed, fit
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
-from agentty_rag.config import Settings
+from agentty_rag.config import RankingSettings, Settings, stage_values
 from agentty_rag.dense_leg import DenseLeg
 from agentty_rag.errors import AgenttyError, BadRequest, IndexBusy, IndexCorrupt, IndexNotBuilt
-from agentty_rag.index.dense import EmbeddingError
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
 from agentty_rag.index.lock import held as lock_held
@@ -41,8 +40,6 @@ from agentty_rag.types import Funnel, SearchResult
 log = logging.getLogger(__name__)
 
 MAX_K = 50
-# The command line embeds at most this many missing chunks before a search (an edited file or two).
-SYNC_EMBED_LIMIT = 64
 MAX_QUERY_CHARS = 4000
 DOC_SOURCE_NAMES = {
     "docs": "docs",
@@ -113,13 +110,19 @@ class Workspace:
         self._indexes: dict[str, CorpusIndex] = {}
         self._guard = threading.Lock()
         self.dense = DenseLeg(settings)
-        self.background_embedding = False  # the server embeds in a thread; the command line does not
         self.background_builds = False  # the server builds in a thread, never inside a request
-        self._embedding: dict[str, threading.Thread] = {}
         self._building: dict[str, threading.Thread] = {}
-        self._had_vectors: dict[str, bool] = {}
 
     # -- where things are -----------------------------------------------------------------------------------
+
+    @property
+    def background_embedding(self) -> bool:
+        """Whether missing vectors are embedded by a thread (the server) or before a search (the command line)."""
+        return self.dense.background
+
+    @background_embedding.setter
+    def background_embedding(self, value: bool) -> None:
+        self.dense.background = value
 
     @property
     def named_root(self) -> str:
@@ -160,10 +163,6 @@ class Workspace:
             return self._resolve(self.settings.memory_dir)
         return self.state_dir / "memory"
 
-    def _chunking(self) -> ChunkingConfig:
-        s = self.settings
-        return ChunkingConfig(s.chunk_chars, s.chunk_overlap, s.code_chunk_chars)
-
     def index(self, name: str) -> CorpusIndex:
         """The ``docs`` or ``code`` index (created on first use; nothing is read until it is refreshed)."""
         with self._guard:
@@ -198,7 +197,7 @@ class Workspace:
                 self.state_dir,
                 tuple(sources),
                 fields,
-                self._chunking(),
+                ChunkingConfig.from_settings(s),
                 roots,
                 s.rebuild_fraction,
                 s.lock_timeout_ms / 1000,
@@ -306,7 +305,7 @@ class Workspace:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
             reason = f"the {name} index is still being built{progress} — try again in a few seconds"
-            return Attempt(index, None, self._unranked_mode(index, degraded), reason, index.take_notes())
+            return Attempt(index, None, self.dense.unranked_mode(index, degraded), reason, index.take_notes())
         return attempt
 
     def _attempt(
@@ -330,15 +329,16 @@ class Workspace:
                 return None
             notes = self._refresh(index)
             try:
-                retrieved = self._search(index, name, query, k, filters, vector)
+                retrieved = self._search(index, query, k, filters, vector)
             except IndexCorrupt as error:  # found while reading: rebuild it, then answer
                 index.recover(error)
                 notes += self._refresh(index)
-                retrieved = self._search(index, name, query, k, filters, vector)
+                retrieved = self._search(index, query, k, filters, vector)
             notes += index.take_notes()
             if retrieved is None:
-                return Attempt(index, None, self._mode("bm25", index, degraded), self._nothing_indexed(name), notes)
-            mode = self._mode(retrieved.mode, index, degraded)
+                mode = self.dense.mode("bm25", index, degraded)
+                return Attempt(index, None, mode, self._nothing_indexed(name), notes)
+            mode = self.dense.mode(retrieved.mode, index, degraded)
         reason = (
             ""
             if retrieved.hits
@@ -355,13 +355,11 @@ class Workspace:
             return (f"{error}; these results may miss the newest edits",)
         return ()
 
-    def _search(
-        self, index: CorpusIndex, name: str, query: str, k: int, filters: Filters, vector: Any
-    ) -> Retrieved | None:
+    def _search(self, index: CorpusIndex, query: str, k: int, filters: Filters, vector: Any) -> Retrieved | None:
         """The ranking (None when the index holds nothing)."""
         if index.n_chunks == 0:
             return None
-        self._prepare_vectors(name, index)
+        self.dense.prepare(index)
         return search(index, query, k, filters, self.options(), vector)
 
     def _build_thread(self, name: str) -> threading.Thread:
@@ -422,140 +420,23 @@ class Workspace:
 
     # -- the dense leg --------------------------------------------------------------------------------------
 
-    def _prepare_vectors(self, name: str, index: CorpusIndex) -> None:
-        """Point the index at the session's embedding profile and fill in missing vectors.
-
-        The server embeds in a background thread (BM25 answers meanwhile); the command line embeds a few
-        missing chunks at once (an edited file) and leaves a large backlog to ``agentty-rag index``.
-        """
-        status = self.dense.status
-        if status.state != "ready" or status.profile is None:
-            return
-        index.use_embeddings(status.profile)
-        have, live = index.vector_coverage()
-        if have >= live:
-            return
-        if self.background_embedding:
-            self._schedule_embedding(name)
-            return
-        embedder = self.dense.document_embedder()
-        if embedder is not None and live - have <= SYNC_EMBED_LIMIT:
-            try:
-                index.embed_missing(embedder, self.settings.embed_batch, SYNC_EMBED_LIMIT)
-            except EmbeddingError as error:
-                self.dense.document_failed(error.reason)
-
     def embed_all(self, name: str, progress: Callable[[int, int, str], None] | None = None) -> int:
         """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
-        index = self.index(name)
-        status = self.dense.ensure()
-        embedder = self.dense.document_embedder()
-        if status.state != "ready" or status.profile is None or embedder is None:
-            return 0
-        try:
-            index.use_embeddings(status.profile)
-            return index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
-        except EmbeddingError as error:
-            self.dense.document_failed(error.reason)
-            log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
-            return 0
-        except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
-            index.recover(error)
-            return 0
-
-    def _schedule_embedding(self, name: str) -> None:
-        with self._guard:
-            running = self._embedding.get(name)
-            if running is not None and running.is_alive():
-                return
-            thread = threading.Thread(target=self.embed_all, args=(name,), name=f"agentty-embed-{name}", daemon=True)
-            self._embedding[name] = thread
-            thread.start()
-
-    def _unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
-        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
-        status = self.dense.status
-        if degraded:
-            return f"bm25 (degraded: dense — {degraded})"
-        if status.state == "unavailable":
-            return f"bm25 (dense unavailable: {status.reason})" if self._dense_expected(index) else "bm25"
-        return "bm25"
-
-    def _mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
-        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
-        status = self.dense.status
-        if degraded or status.state == "unavailable":
-            return self._unranked_mode(index, degraded)
-        if mode == "hybrid":
-            have, live = index.vector_coverage()
-            if have < live:
-                return f"hybrid (partial: {100 * have // max(live, 1)}% embedded)"
-            return "hybrid"
-        if status.state == "ready" and self.settings.dense_weight == 0:
-            return "bm25 (dense weight 0)"
-        if status.state == "ready":
-            have, live = index.vector_coverage()
-            if have < live:
-                later = (
-                    "embedding the rest in the background"
-                    if self.background_embedding
-                    else ("`agentty-rag index` embeds the rest")
-                )
-                return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
-        return mode
-
-    def _dense_expected(self, index: CorpusIndex) -> bool:
-        """Whether a missing embedding server is news: it was configured, or this index already has vectors."""
-        if self.settings.dense_configured or self.dense.ever_ready:
-            return True
-        with self._guard:
-            known = self._had_vectors.get(index.config.name)
-        if known is None:
-            with index.reading(timeout=0) as held:
-                if not held:
-                    return False  # a build holds the index: answer now, look again at the next search
-                known = index.has_vectors()
-            with self._guard:
-                self._had_vectors[index.config.name] = known
-        return known
+        return self.dense.embed_all(self.index(name), progress)
 
     def dense_status(self, name: str) -> dict[str, object]:
-        """The embedding server's state and how much of an index has vectors (probes if not done yet)."""
-        index = self.index(name)
-        status = self.dense.ensure()
-        if status.state == "ready" and status.profile is not None:
-            try:
-                index.use_embeddings(status.profile)
-            except IndexCorrupt as error:  # reported, and rebuilt by the next search
-                index.recover(error)
-        have, live = index.vector_coverage()
-        return {
-            "state": self.dense.status.state,
-            "description": self.dense.describe(),
-            "embedded": have,
-            "chunks": live,
-        }
+        """The embedding backend's state and how much of an index has vectors (probes if not done yet)."""
+        return self.dense.index_status(self.index(name))
 
     def options(self) -> Options:
-        """Which ranking stages run, from the settings."""
-        s = self.settings
-        return Options(
-            rerank=s.rerank,
-            file_ranking=s.file_ranking,
-            mmr=s.mmr,
-            mmr_lambda=s.mmr_lambda,
-            stitch=s.stitch,
-            bm25_weight=s.bm25_weight,
-            dense_weight=s.dense_weight,
-        )
+        """Which ranking stages run: the ranking settings, field for field."""
+        return Options(**stage_values(self.settings, RankingSettings))
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
         vector, _ = self.dense.query_vector(query)
-        status = self.dense.status
-        if status.state == "ready" and status.profile is not None:
-            index.use_embeddings(status.profile)
+        self.dense.use_profile(index)
         with index.reading():
             return search(index, query, k, filters or Filters(), self.options(), vector)
 
@@ -569,8 +450,7 @@ class Workspace:
 
     def budget(self) -> BudgetConfig:
         """The token-economy levers, from the settings."""
-        s = self.settings
-        return BudgetConfig(s.output_bytes, s.relevance_floor, s.budget_gamma, s.conf_budget_floor, s.extractive)
+        return BudgetConfig.from_settings(self.settings)
 
     def _outcome(
         self,

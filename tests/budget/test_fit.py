@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.budget import BudgetConfig, fit, relevances
 from agentty_rag.budget.allocate import scaled_total, water_fill
 from agentty_rag.budget.tokens import utf8_len
-from agentty_rag.config import load_settings
+from agentty_rag.config import BudgetSettings, load_settings
 from agentty_rag.types import Chunk, Hit
+
+DEFAULT = BudgetConfig.from_settings(BudgetSettings())
 
 
 def _hit(text: str, score: float, source: str = "docs") -> Hit:
@@ -48,10 +52,10 @@ def test_the_budget_is_never_exceeded_and_the_best_hit_is_always_kept(
 
 def test_relevance_floor_keeps_passages_at_or_above_the_fraction_and_always_the_best() -> None:
     hits = tuple(_hit(f"passage {i}", score) for i, score in enumerate([10.0, 8.0, 5.0, 3.0, 2.0]))
-    kept = fit(hits, BudgetConfig(relevance_floor=0.5), 1.0, weakest=0.0)
+    kept = fit(hits, replace(DEFAULT, relevance_floor=0.5), 1.0, weakest=0.0)
     assert len(kept.passages) == 3 and kept.dropped_by_floor == 2  # 1.0, 0.8, 0.5 are kept; 0.3 and 0.2 are not
-    assert len(fit(hits, BudgetConfig(relevance_floor=0.0), 1.0, weakest=0.0).passages) == 5
-    assert len(fit(hits[:1], BudgetConfig(relevance_floor=1.0), 1.0).passages) == 1
+    assert len(fit(hits, replace(DEFAULT, relevance_floor=0.0), 1.0, weakest=0.0).passages) == 5
+    assert len(fit(hits[:1], replace(DEFAULT, relevance_floor=1.0), 1.0).passages) == 1
 
 
 def test_relevance_is_scaled_between_the_weakest_candidate_and_the_best() -> None:
@@ -69,14 +73,14 @@ def test_confidence_ramps_the_total_linearly_from_its_floor() -> None:
 def test_gamma_shares_bytes_by_relevance_to_the_power_gamma() -> None:
     line = "token usage " * 5 + "\n"
     hits = tuple(_hit(line * 40, score) for score in (1.0, 1.0, 0.8, 0.5, 0.0))
-    packed = fit(hits, BudgetConfig(relevance_floor=0.0, gamma=2.0, confidence_floor=1.0), 1.0, _evidence, 0.0)
+    packed = fit(hits, replace(DEFAULT, relevance_floor=0.0, gamma=2.0, confidence_floor=1.0), 1.0, _evidence, 0.0)
     sizes = [utf8_len(p.text) for p in packed.passages]
     need = utf8_len(hits[0].chunk.text)
     assert sizes[0] == sizes[1] == need  # the two best hits are whole
     assert need * 0.64 * 0.9 <= sizes[2] <= need * 0.64  # relevance 0.8 -> 0.8 ** 2 of its length
     assert sizes[3] <= need * 0.25
     assert sizes[4] <= 240  # relevance 0 still gets a legible minimum
-    flat = fit(hits, BudgetConfig(relevance_floor=0.0, gamma=0.0, confidence_floor=1.0), 1.0, _evidence, 0.0)
+    flat = fit(hits, replace(DEFAULT, relevance_floor=0.0, gamma=0.0, confidence_floor=1.0), 1.0, _evidence, 0.0)
     assert all(utf8_len(p.text) == need for p in flat.passages)  # gamma 0: every passage deserves all of it
 
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.chunking.prose import chunk_prose, split_sections
+from agentty_rag.config import ChunkingSettings
 from agentty_rag.sources.text import decode
 from agentty_rag.types import Document
 
@@ -123,7 +124,7 @@ def test_long_sections_pack_paragraphs_with_overlap_that_starts_on_a_word() -> N
 
 
 def test_skills_and_memory_keep_their_kind() -> None:
-    config = ChunkingConfig()
+    config = ChunkingConfig.from_settings(ChunkingSettings())
     assert {c.kind for c in chunk_document(_doc("# Steps\n\nDo it.", source="skill"), config)} == {"skill"}
     assert {c.kind for c in chunk_document(_doc("A fact.", "text", source="memory"), config)} == {"fact"}
 

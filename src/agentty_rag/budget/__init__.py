@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from agentty_rag.budget.allocate import scaled_total, water_fill
 from agentty_rag.budget.compress import Evidence, Excerpt, code_window, extract_prose, leading_lines, whole
 from agentty_rag.budget.tokens import estimate_tokens, utf8_len
-from agentty_rag.config import Settings
+from agentty_rag.config import BudgetSettings
 from agentty_rag.types import Hit
 
 # The least a kept passage may be given: below this, an excerpt is not worth its header. Code needs more:
@@ -39,18 +39,29 @@ WHOLE_TOP = 2
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """The token-economy levers (each one an ``AGENTTY_RAG_*`` setting, with its default)."""
+    """The token-economy levers: the five budget settings (``from_settings``), then constants tuned with
+    rag-bench."""
 
-    total_bytes: int = Settings.output_bytes
-    relevance_floor: float = Settings.relevance_floor
-    gamma: float = Settings.budget_gamma
-    confidence_floor: float = Settings.conf_budget_floor
-    extractive: bool = Settings.extractive
+    total_bytes: int
+    relevance_floor: float
+    gamma: float
+    confidence_floor: float
+    extractive: bool
     min_passage_bytes: int = MIN_PASSAGE_BYTES
     min_share: float = 0.0  # the least share of its length a kept prose passage deserves
     min_share_code: float = MIN_CODE_SHARE  # the same for code, whose answer is often far from the query's words
     min_code_bytes: int = MIN_CODE_BYTES
     whole_top: int = WHOLE_TOP  # this many best passages deserve all of their length
+
+    @classmethod
+    def from_settings(cls, settings: BudgetSettings) -> BudgetConfig:
+        return cls(
+            settings.output_bytes,
+            settings.relevance_floor,
+            settings.budget_gamma,
+            settings.conf_budget_floor,
+            settings.extractive,
+        )
 
 
 @dataclass(frozen=True, slots=True)

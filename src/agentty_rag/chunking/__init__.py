@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agentty_rag.chunking.code import chunk_code, line_windows
 from agentty_rag.chunking.languages import spec_named
 from agentty_rag.chunking.prose import chunk_prose
+from agentty_rag.config import ChunkingSettings
 from agentty_rag.types import Chunk, Document
 
 # Bumped whenever the same input would be cut differently: persisted indexes are then rebuilt.
@@ -15,11 +16,15 @@ CHUNKER_VERSION = "5"
 
 @dataclass(frozen=True)
 class ChunkingConfig:
-    """Sizes that shape chunks; part of the index manifest."""
+    """Sizes that shape chunks; part of the index manifest (whose names for them these are)."""
 
-    prose_chars: int = 1200
-    overlap_chars: int = 150
-    code_chars: int = 2400
+    prose_chars: int
+    overlap_chars: int
+    code_chars: int
+
+    @classmethod
+    def from_settings(cls, settings: ChunkingSettings) -> ChunkingConfig:
+        return cls(settings.chunk_chars, settings.chunk_overlap, settings.code_chunk_chars)
 
     def fingerprint(self) -> dict[str, object]:
         return {

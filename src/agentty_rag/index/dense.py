@@ -1,8 +1,9 @@
-"""The optional dense leg: embeddings from an Ollama server (``vectors.py`` keeps and searches them).
+"""The optional dense leg: the ``Embedder`` seam (``vectors.py`` keeps and searches the vectors it makes).
 
-This is the only module that talks to the network. An ``Embedder`` turns texts into L2-normalised vectors;
-``OllamaEmbedder`` does it through the ``ollama`` client with short timeouts, adding the query/document
-prefixes a model family expects:
+An ``Embedder`` turns texts into L2-normalised vectors; ``embedders.make_embedder`` picks one by
+``AGENTTY_EMBED_BACKEND``: ``OllamaEmbedder`` (``ollama_embedder.py``, the only network code) or the
+deterministic ``FakeEmbedder`` (``fake_embedder.py``) for tests. What the vectors depend on is an
+``EmbeddingProfile``; its key includes the query/document prefixes a model family expects:
 
 * nomic-embed-text and other ``nomic`` models: ``search_query: `` / ``search_document: ``;
 * E5 models (a name with ``e5``): ``query: `` / ``passage: ``;
@@ -15,13 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-Kind = Literal["query", "document"]
 Matrix = npt.NDArray[np.float32]
+Vector = npt.NDArray[np.float32]
 
 _RETRIEVAL_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
@@ -46,12 +47,6 @@ def prefixes(model: str) -> tuple[str, str]:
     return "", ""
 
 
-def normalise_host(host: str) -> str:
-    """``127.0.0.1:11434`` -> ``http://127.0.0.1:11434`` (a scheme given by the user is kept)."""
-    host = host.strip().rstrip("/")
-    return host if "://" in host else f"http://{host}"
-
-
 @dataclass(frozen=True)
 class EmbeddingProfile:
     """What vectors depend on: the model, its dimension and the prefixes. Independent of the host."""
@@ -69,12 +64,48 @@ class EmbeddingProfile:
         return {"model": self.model, "dimension": self.dimension, "query_prefix": query, "document_prefix": document}
 
 
+@dataclass(frozen=True)
+class ProbeResult:
+    """Whether a backend embeds, and if so with which profile (``reason`` says why not)."""
+
+    ok: bool
+    reason: str = ""
+    profile: EmbeddingProfile | None = None
+    seconds: float = 0.0
+
+
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors (one row per text)."""
+    """Turns texts into L2-normalised float32 vectors; every failure is an ``EmbeddingError``.
 
-    model: str
+    A new backend is one module implementing this, plus its line in ``embedders.BACKENDS`` and its name in
+    the ``AGENTTY_EMBED_BACKEND`` choices.
+    """
 
-    def embed(self, texts: list[str], kind: Kind) -> Matrix: ...
+    @property
+    def where(self) -> str:
+        """Where it runs, for status lines: ``at http://127.0.0.1:11434``, ``in-process``."""
+        ...
+
+    @property
+    def dimensions(self) -> int | None:
+        """The vectors' length (None until a probe has learned it)."""
+        ...
+
+    def probe(self) -> ProbeResult:
+        """One bounded attempt: does the backend embed with the configured model, and how long are the vectors?"""
+        ...
+
+    def embed_documents(self, texts: list[str]) -> Matrix:
+        """One row per text, in order (passages: the document prefix, the long timeout)."""
+        ...
+
+    def embed_query(self, text: str) -> Vector:
+        """The query's vector (the query prefix, the short timeout)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; a later call opens new ones."""
+        ...
 
 
 def normalise(rows: Matrix) -> Matrix:
@@ -84,91 +115,13 @@ def normalise(rows: Matrix) -> Matrix:
     return result
 
 
-class OllamaEmbedder:
-    """Embeddings from an Ollama server (or anything speaking its ``/api/embed``)."""
-
-    def __init__(self, host: str, model: str, connect_s: float = 0.5, read_s: float = 10.0) -> None:
-        import httpx
-        import ollama
-
-        self.host = normalise_host(host)
-        self.model = model
-        self._client = ollama.Client(host=self.host, timeout=httpx.Timeout(read_s, connect=connect_s))
-
-    def embed(self, texts: list[str], kind: Kind) -> Matrix:
-        import httpx
-        import ollama
-
-        if not texts:
-            return np.zeros((0, 0), np.float32)
-        query_prefix, document_prefix = prefixes(self.model)
-        prefix = query_prefix if kind == "query" else document_prefix
-        try:
-            response = self._client.embed(model=self.model, input=[prefix + t for t in texts], truncate=True)
-        except ollama.ResponseError as error:
-            if error.status_code == 404:
-                raise EmbeddingError(f"model {self.model} is not available — run `ollama pull {self.model}`") from error
-            raise EmbeddingError(f"server error {error.status_code}: {error.error}") from error
-        except httpx.TimeoutException as error:
-            raise EmbeddingError("timeout") from error
-        except ConnectionError as error:
-            raise EmbeddingError(connection_failure(self.host)) from error
-        except (httpx.HTTPError, OSError, ValueError) as error:
-            raise EmbeddingError(f"{type(error).__name__}: {error}") from error
-        vectors = np.asarray(response.embeddings, np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise EmbeddingError(f"the server returned {len(vectors)} vectors for {len(texts)} texts")
-        return normalise(vectors)
-
-    def close(self) -> None:
-        self._client.close()  # type: ignore[no-untyped-call]
-
-
-def connection_failure(host: str) -> str:
-    """Why a connection failed, named by its cause: a host name that does not resolve, or a refusal."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(host)
-    try:
-        socket.getaddrinfo(parts.hostname or "", parts.port or 11434, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        return f"host not found: {parts.hostname} (check AGENTTY_OLLAMA_HOST)"
-    return f"connection refused at {host}"
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    ok: bool
-    reason: str = ""
-    profile: EmbeddingProfile | None = None
-    seconds: float = 0.0
-
-
-def probe(host: str, model: str, connect_s: float = 0.5, read_s: float = 1.0) -> ProbeResult:
-    """One bounded request (about ``connect_s + read_s`` at most): does the server embed with this model?"""
-    import time
-
-    started = time.perf_counter()
-    embedder = OllamaEmbedder(host, model, connect_s, read_s)
-    try:
-        vectors = embedder.embed(["probe"], "query")
-    except EmbeddingError as error:
-        return ProbeResult(False, error.reason, seconds=time.perf_counter() - started)
-    finally:
-        embedder.close()
-    dimension = int(vectors.shape[1])
-    return ProbeResult(True, "", EmbeddingProfile(model, dimension), time.perf_counter() - started)
-
-
 __all__ = [
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",
-    "OllamaEmbedder",
+    "Matrix",
     "ProbeResult",
+    "Vector",
     "normalise",
-    "normalise_host",
     "prefixes",
-    "probe",
 ]

@@ -202,7 +202,7 @@ class CorpusIndex:
                     if have < live:
                         vectors.load()  # another process embedded them
                     return done
-            embedded = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
+            embedded = embedder.embed_documents([embed_text(chunk) for _, _, chunk in missing])
             with self._lock:
                 vectors.put([slot for slot, _, _ in missing], [h for _, h, _ in missing], embedded)
                 if self._mirror.generation != generation:  # the slots may hold other chunks now

@@ -1,0 +1,156 @@
+"""Settings: the one place that reads the environment.
+
+Every ``AGENTTY_*`` variable is declared once, on a field of its stage's settings class in ``stages.py``, with
+its type, default, bounds and a one-line description; ``VARIABLES`` is derived from those fields, and so is
+the README's table (``table.py``). ``load_settings(environ)`` parses them into a frozen ``Settings``; a
+malformed or out-of-range value never raises: it becomes a warning that names the variable, the bad value and
+the value used instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from agentty_rag.config.stages import (
+    GROUPS,
+    BudgetSettings,
+    ChunkingSettings,
+    DenseSettings,
+    IndexSettings,
+    ProactiveSettings,
+    ProcessSettings,
+    RankingSettings,
+    SourcesSettings,
+)
+from agentty_rag.config.variables import Variable, declared, parse_variable
+
+
+@dataclass(frozen=True)
+class Settings(
+    ProcessSettings,
+    ProactiveSettings,
+    BudgetSettings,
+    RankingSettings,
+    DenseSettings,
+    IndexSettings,
+    ChunkingSettings,
+    SourcesSettings,
+):
+    """Every tunable of the package, parsed once. Build it with ``load_settings``.
+
+    Each stage's group is a base (listed last stage first, so that the fields come in pipeline order): a
+    stage can be given the whole ``Settings`` where it asks for its group.
+    """
+
+    home: Path | None = None
+    # The user asked for the dense leg (any of ``DENSE_CONFIGURED_BY`` set): when it is unavailable, results
+    # say why; otherwise its absence is not news.
+    dense_configured: bool = False
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+VARIABLES: tuple[Variable, ...] = tuple(v for group in GROUPS for v in declared(group))
+DENSE_CONFIGURED_BY = ("AGENTTY_RAG_DENSE", "AGENTTY_EMBED_BACKEND", "AGENTTY_OLLAMA_HOST", "AGENTTY_EMBED_MODEL")
+_BY_NAME = {v.name: v for v in VARIABLES}
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Build ``Settings`` from an environment mapping (``os.environ`` when None).
+
+    Args:
+        environ: the variables to read; tests pass a plain dict.
+
+    Returns:
+        The frozen settings; ``settings.warnings`` lists every value that was malformed or clamped.
+    """
+    env = os.environ if environ is None else environ
+    warnings: list[str] = []
+    values: dict[str, object] = {}
+    for var in VARIABLES:
+        raw = env.get(var.name)
+        if raw is None:
+            continue
+        values[var.attr] = parse_variable(var, raw, warnings)
+    home_raw = env.get("HOME") or env.get("USERPROFILE")
+    values["home"] = Path(home_raw) if home_raw else None
+    values["dense_configured"] = any(name in env for name in DENSE_CONFIGURED_BY)
+    unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)
+    for name in unknown:
+        warnings.append(f"{name} is not a known agentty-rag variable; ignored (see the README's table)")
+    settings = Settings(**values, warnings=tuple(warnings))  # type: ignore[arg-type]
+    if settings.chunk_overlap >= settings.chunk_chars // 2:
+        overlap = settings.chunk_chars // 4
+        warnings.append(
+            f"AGENTTY_RAG_CHUNK_OVERLAP={settings.chunk_overlap} must be under half of "
+            f"AGENTTY_RAG_CHUNK_CHARS={settings.chunk_chars}; using {overlap}"
+        )
+        settings = Settings(**{**values, "chunk_overlap": overlap}, warnings=tuple(warnings))  # type: ignore[arg-type]
+    return settings
+
+
+def agentty_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``AGENTTY_*`` variables (and ``HOME``) of the environment, for tools that derive settings variants."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k.startswith("AGENTTY_") or k in ("HOME", "USERPROFILE")}
+
+
+def environment_without_agentty(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus every ``AGENTTY_*`` variable: the base for a child process given its own."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if not k.startswith("AGENTTY_")}
+
+
+def effective_values(settings: Settings) -> dict[str, str]:
+    """Every variable's effective value, as text (for reports that must say which configuration ran)."""
+    out: dict[str, str] = {}
+    for var in VARIABLES:
+        value = getattr(settings, var.attr)
+        if value is None:
+            out[var.name] = ""
+        elif var.secret:
+            out[var.name] = "(set)"
+        elif isinstance(value, bool):
+            out[var.name] = "1" if value else "0"
+        elif isinstance(value, tuple):
+            out[var.name] = (os.pathsep if var.kind == "paths" else ",").join(str(v) for v in value)
+        else:
+            out[var.name] = str(value)
+    return out
+
+
+def stage_values(settings: Settings, group: type) -> dict[str, Any]:
+    """One stage's settings by field name, for a stage whose options mirror its group field for field."""
+    return {f.name: getattr(settings, f.name) for f in fields(group)}
+
+
+def variable(name: str) -> Variable:
+    """The declaration of one variable (KeyError for an unknown name)."""
+    return _BY_NAME[name]
+
+
+__all__ = [
+    "DENSE_CONFIGURED_BY",
+    "GROUPS",
+    "VARIABLES",
+    "BudgetSettings",
+    "ChunkingSettings",
+    "DenseSettings",
+    "IndexSettings",
+    "ProactiveSettings",
+    "ProcessSettings",
+    "RankingSettings",
+    "Settings",
+    "SourcesSettings",
+    "Variable",
+    "agentty_environment",
+    "effective_values",
+    "environment_without_agentty",
+    "load_settings",
+    "parse_variable",
+    "stage_values",
+    "variable",
+]

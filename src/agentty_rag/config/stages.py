@@ -1,0 +1,322 @@
+"""Every setting, declared once, grouped by the stage that reads it.
+
+Each field names its variable and gives its default, its clamp and the description the README's table
+shows (``python -m agentty_rag.config.table README.md`` writes the table; a test fails when it drifts).
+A stage takes its own group: ``ChunkingConfig.from_settings(settings)`` needs only ``ChunkingSettings``,
+and ``Settings`` (in ``__init__``) is every group at once, so the flat ``settings.chunk_chars`` works
+everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
+
+KIB = 1024
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourcesSettings:
+    """Sources: which folders and files search_docs and search_code read."""
+
+    docs_dir: Path | None = folder(
+        "AGENTTY_DOCS_DIR",
+        "Docs folder (relative to the workspace root). Unset: `./docs`, else `./.agentty/knowledge`.",
+    )
+    docs_enabled: bool = flag("AGENTTY_RAG_DOCS", True, "Index the docs folder for search_docs.")
+    skills_enabled: bool = flag("AGENTTY_RAG_SKILLS", True, "Index installed skills (folders holding a `SKILL.md`).")
+    skills_dirs: tuple[Path, ...] | None = folders(
+        "AGENTTY_SKILLS_DIRS",
+        "Skill folders, separated by the OS path separator (`:`; `;` on Windows). "
+        "Unset: `./.agentty/skills` and `~/.agentty/skills`.",
+    )
+    memory_enabled: bool = flag("AGENTTY_RAG_MEMORY", True, "Index learned memory facts.")
+    memory_dir: Path | None = folder("AGENTTY_MEMORY_DIR", "Memory folder. Unset: `./.agentty/memory`.")
+    docs_max_bytes: int = integer(
+        "AGENTTY_RAG_DOCS_MAX_BYTES",
+        1 * MIB,
+        "Largest docs, skill or memory file read; larger files are skipped and reported.",
+        low=4 * KIB,
+        high=64 * MIB,
+    )
+    code_enabled: bool = flag("AGENTTY_RAG_CODE", True, "Index the workspace's source code for search_code.")
+    code_max_files: int = integer(
+        "AGENTTY_RAG_CODE_MAX_FILES",
+        4000,
+        "Most source files indexed; the rest are reported as skipped.",
+        low=1,
+        high=1_000_000,
+    )
+    code_max_bytes: int = integer(
+        "AGENTTY_RAG_CODE_MAX_BYTES",
+        512 * KIB,
+        "Largest source file indexed; larger files are reported as skipped (over 1 MiB: cut by lines).",
+        low=1 * KIB,
+        high=16 * MIB,
+    )
+    code_secrets: bool = flag(
+        "AGENTTY_RAG_CODE_SECRETS",
+        False,
+        "Also index secrets-looking files (`.env*`, `*.pem`, `*.key`, `id_rsa*`).",
+    )
+
+
+@dataclass(frozen=True)
+class ChunkingSettings:
+    """Chunking: how documents are cut (the sizes are part of each index's manifest: a change rebuilds)."""
+
+    chunk_chars: int = integer(
+        "AGENTTY_RAG_CHUNK_CHARS",
+        1200,
+        "Target size of a prose chunk in characters (a section up to 1.5× stays whole).",
+        low=200,
+        high=8000,
+    )
+    chunk_overlap: int = integer(
+        "AGENTTY_RAG_CHUNK_OVERLAP",
+        150,
+        "Characters repeated between consecutive chunks of one long section; under half the chunk size "
+        "(else a quarter of it is used).",
+        low=0,
+        high=2000,
+    )
+    code_chunk_chars: int = integer(
+        "AGENTTY_RAG_CODE_CHUNK_CHARS",
+        2400,
+        "Largest code chunk in characters; a larger definition is split into its members.",
+        low=400,
+        high=20000,
+    )
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Index upkeep: when an update rebuilds, and how long it waits for another one."""
+
+    rebuild_fraction: float = number(
+        "AGENTTY_RAG_REBUILD_FRACTION",
+        0.2,
+        "Share of changed files above which an update rebuilds the index instead of patching it.",
+        low=0.0,
+        high=1.0,
+    )
+    lock_timeout_ms: int = integer(
+        "AGENTTY_RAG_LOCK_TIMEOUT_MS",
+        30_000,
+        "How long an update waits for another process's update of the same index.",
+        low=0,
+        high=600_000,
+    )
+    build_wait_ms: int = integer(
+        "AGENTTY_RAG_BUILD_WAIT_MS",
+        20_000,
+        "How long a search waits for a first index build before answering that it is still building.",
+        low=0,
+        high=600_000,
+    )
+
+
+@dataclass(frozen=True)
+class DenseSettings:
+    """Dense: the embedding backend and how the session uses it."""
+
+    dense: bool = flag(
+        "AGENTTY_RAG_DENSE",
+        True,
+        "Use the embedding backend (an Ollama server by default) when it answers the start-up probe (0: never try).",
+    )
+    embed_backend: str = choice(
+        "AGENTTY_EMBED_BACKEND",
+        "ollama",
+        "Where embeddings come from: `ollama` (a server speaking Ollama's API) or `fake` (deterministic "
+        "word-hash vectors made in-process, for tests: no model, no meaning).",
+        choices=("ollama", "fake"),
+    )
+    ollama_host: str = text("AGENTTY_OLLAMA_HOST", "127.0.0.1:11434", "The Ollama server, with or without `http://`.")
+    embed_model: str = text("AGENTTY_EMBED_MODEL", "nomic-embed-text", "The embedding model to ask for.")
+    embed_batch: int = integer(
+        "AGENTTY_RAG_EMBED_BATCH", 32, "Chunks per embedding request at index time.", low=1, high=512
+    )
+    embed_timeout_ms: int = integer(
+        "AGENTTY_RAG_EMBED_TIMEOUT_MS",
+        2000,
+        "Longest wait for a query's embedding before that search falls back to BM25.",
+        low=100,
+        high=60_000,
+    )
+    dense_retry_s: int = integer(
+        "AGENTTY_RAG_DENSE_RETRY_S",
+        60,
+        "After repeated embedding failures mid-session, how long the dense leg stays off before a new probe.",
+        low=1,
+        high=86_400,
+    )
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """Ranking: the fusion weights and which stages run after candidate generation."""
+
+    bm25_weight: float = number(
+        "AGENTTY_RAG_BM25_WEIGHT", 1.0, "Weight of the lexical leg in the fusion.", low=0.0, high=10.0
+    )
+    dense_weight: float = number(
+        "AGENTTY_RAG_DENSE_WEIGHT",
+        1.0,
+        "Weight of the dense leg in the fusion (0: no dense influence at all).",
+        low=0.0,
+        high=10.0,
+    )
+    rerank: bool = flag("AGENTTY_RAG_RERANK", True, "The feature reranker after fusion.")
+    file_ranking: bool = flag(
+        "AGENTTY_RAG_FILES",
+        True,
+        "Code: files scored as a whole (BM25 of the file, its best chunks, the names the query asks for); "
+        "the file order is merged with the passage order (needs the reranker).",
+    )
+    mmr: bool = flag(
+        "AGENTTY_RAG_MMR",
+        False,
+        "MMR diversification with a per-file cap (off: it lowered MRR and nDCG@10 on every benchmark set).",
+    )
+    mmr_lambda: float = number(
+        "AGENTTY_RAG_MMR_LAMBDA",
+        0.7,
+        "MMR trade-off: 1 keeps the relevance order, 0 picks for novelty only.",
+        low=0.0,
+        high=1.0,
+    )
+    stitch: bool = flag(
+        "AGENTTY_RAG_STITCH",
+        True,
+        "Merge neighbouring passages of one file and collapse near-duplicate passages.",
+    )
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """Budget: how many bytes of passages a result shows, and which bytes."""
+
+    output_bytes: int = integer(
+        "AGENTTY_RAG_OUTPUT_BYTES",
+        12_288,
+        "Aggregate budget for the passage bodies of one result.",
+        low=2 * KIB,
+        high=64 * KIB,
+    )
+    relevance_floor: float = number(
+        "AGENTTY_RAG_RELEVANCE_FLOOR",
+        0.30,
+        "A passage is kept only if its relevance (1 for the best hit, 0 for the weakest candidate) is at "
+        "least this (0 keeps every hit; the best is always kept).",
+        low=0.0,
+        high=1.0,
+    )
+    budget_gamma: float = number(
+        "AGENTTY_RAG_BUDGET_GAMMA",
+        1.5,
+        "A passage of relevance r deserves r^gamma of its length, and a short budget is shared in that "
+        "proportion (0: every passage all of it, equal shares).",
+        low=0.0,
+        high=4.0,
+    )
+    conf_budget_floor: float = number(
+        "AGENTTY_RAG_CONF_BUDGET_FLOOR",
+        0.45,
+        "Share of the output budget used at confidence 0; it ramps to all of it at confidence 1.",
+        low=0.0,
+        high=1.0,
+    )
+    extractive: bool = flag(
+        "AGENTTY_RAG_EXTRACTIVE",
+        True,
+        "Compress long passages to the sentences / lines the query needs (0: first lines only).",
+    )
+
+
+@dataclass(frozen=True)
+class ProactiveSettings:
+    """Proactive: the context an agent hook injects before each turn."""
+
+    proactive: bool | None = flag(
+        "AGENTTY_RAG_PROACTIVE",
+        None,
+        "1: inject context before every turn (mode `on`); 0: never. Wins over `.agentty/settings.json`.",
+    )
+    proactive_sources: tuple[str, ...] = source_list(
+        "AGENTTY_RAG_PROACTIVE_SOURCES",
+        ("docs",),
+        "What the hook retrieves from: `docs`, `code`, or `docs,code`.",
+        choices=("docs", "code"),
+    )
+    proactive_bytes: int = integer(
+        "AGENTTY_RAG_PROACTIVE_BYTES",
+        6144,
+        "Budget for the passage bodies of one injected block.",
+        low=1024,
+        high=32 * KIB,
+    )
+    proactive_min_confidence: float = number(
+        "AGENTTY_RAG_PROACTIVE_MIN_CONFIDENCE",
+        0.30,
+        "Inject only when the retrieval's confidence is at least this.",
+        low=0.0,
+        high=1.0,
+    )
+    proactive_timeout_ms: int = integer(
+        "AGENTTY_RAG_PROACTIVE_TIMEOUT_MS",
+        2000,
+        "The hook prints nothing and exits 0 when retrieval takes longer than this.",
+        low=100,
+        high=60_000,
+    )
+
+
+@dataclass(frozen=True)
+class ProcessSettings:
+    """Process: the HTTP transport, rag-bench's measurements and logging."""
+
+    http_token: str | None = text(
+        "AGENTTY_RAG_HTTP_TOKEN",
+        None,
+        "Bearer token every HTTP request must carry (`Authorization: Bearer …`); required to serve on an "
+        "address other than loopback. Never shown in reports.",
+        secret=True,
+    )
+    measure: bool = flag(
+        "AGENTTY_RAG_MEASURE",
+        False,
+        "`rag-bench` also runs every query through the output path and reports bytes, tokens and answer retention.",
+    )
+    log_level: str = choice(
+        "AGENTTY_RAG_LOG_LEVEL", "warning", "Log level on stderr.", choices=("debug", "info", "warning", "error")
+    )
+
+
+# In pipeline order: the README's tables and ``VARIABLES`` follow it.
+GROUPS: tuple[type, ...] = (
+    SourcesSettings,
+    ChunkingSettings,
+    IndexSettings,
+    DenseSettings,
+    RankingSettings,
+    BudgetSettings,
+    ProactiveSettings,
+    ProcessSettings,
+)
+
+
+__all__ = [
+    "GROUPS",
+    "BudgetSettings",
+    "ChunkingSettings",
+    "DenseSettings",
+    "IndexSettings",
+    "ProactiveSettings",
+    "ProcessSettings",
+    "RankingSettings",
+    "SourcesSettings",
+]
