@@ -6,6 +6,7 @@ The MCP server and the command line are thin edges over ``Workspace``; neither k
 from __future__ import annotations
 
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -78,7 +79,8 @@ def query_evidence(index: CorpusIndex, profile: QueryProfile) -> Callable[[str],
     weights = {t: profile.idf.get(t, 0.0) for t in profile.terms}
 
     def evidence(text: str) -> float:
-        return sum(weights.get(term, 0.0) for term in set(index.tokenize(text)))
+        # fsum: exact, so the total cannot depend on the set's (hash-seeded) order and flip a tie
+        return math.fsum(weights.get(term, 0.0) for term in set(index.tokenize(text)))
 
     return evidence
 
