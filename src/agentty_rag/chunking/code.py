@@ -16,7 +16,7 @@ import logging
 from itertools import accumulate
 
 from agentty_rag.chunking.definitions import Definition, find_definitions, load_grammar
-from agentty_rag.chunking.languages import LanguageSpec
+from agentty_rag.chunking.language_spec import LanguageSpec
 from agentty_rag.types import Chunk, Document
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser, Query, QueryCursor
 
-from agentty_rag.chunking.languages import LanguageSpec
+from agentty_rag.chunking.language_spec import LanguageSpec
 from agentty_rag.chunking.naming import definition_kind, definition_name
 from agentty_rag.chunking.rules import Spans
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from agentty_rag.chunking.languages import LanguageSpec
+from agentty_rag.chunking.language_spec import LanguageSpec
 from agentty_rag.chunking.rules import describe, first_child_of
 from agentty_rag.chunking.rules import node_text as _text
 
