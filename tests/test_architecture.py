@@ -3,9 +3,31 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
+import agentty_rag
+from agentty_rag import errors
+
 SRC = Path(__file__).resolve().parent.parent / "src" / "agentty_rag"
+
+# The pipeline's layers, lowest first: a module imports from its own layer and the layers before it, never
+# from a later one. A package (``sources``, ``index`` ...) is one layer; ``agentty_rag`` is the package's
+# own ``__init__`` (its version).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("agentty_rag", "config", "types", "errors", "fsguard"),
+    ("sources",),
+    ("chunking",),
+    ("index",),
+    ("retrieve",),
+    ("budget",),
+    ("render",),
+    ("service", "dense_leg", "state", "discovery", "status_report"),
+    ("server", "cli", "cli_hook", "cli_init", "clients", "client_files", "jsonc", "inject", "bench", "__main__"),
+)
+_LAYER = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 
 def _modules() -> list[tuple[Path, ast.Module]]:
@@ -54,10 +76,78 @@ def test_only_the_server_imports_the_mcp_sdk() -> None:
 def test_no_print_to_stdout_outside_command_line_code() -> None:
     offenders = []
     for path, tree in _modules():
-        if path.name in ("cli.py", "__main__.py") or "bench" in path.parts:
+        if path.stem in ("cli", "__main__") or path.stem.startswith("cli_") or "bench" in path.parts:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 if not any(k.arg == "file" for k in node.keywords):
                     offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert offenders == []
+
+
+def _unit(module: str) -> str:
+    """The layer a dotted module name belongs to: its package below ``agentty_rag``, or the module itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Project modules a module imports, anywhere in it (deferred imports inside functions too)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "agentty_rag"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "agentty_rag":
+            assert node.level == 0, "imports of the project are absolute"
+            module = node.module or ""
+            # `from agentty_rag import jsonc` imports the module jsonc, not the package's __init__
+            submodules = [f"{module}.{a.name}" for a in node.names if _is_module(f"{module}.{a.name}")]
+            found |= set(submodules) if submodules else {module}
+    return found
+
+
+def _is_module(name: str) -> bool:
+    path = SRC.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    assert sorted({_unit(_module_name(path)) for path, _ in _modules()} - set(_LAYER)) == []
+
+
+def test_imports_flow_down_the_pipeline() -> None:
+    """config → sources → chunking → index → retrieve → budget → render → service → server/cli/inject/bench."""
+    offenders = []
+    for path, tree in _modules():
+        importer = _unit(_module_name(path))
+        for module in sorted(_imported(tree)):
+            if _LAYER.get(_unit(module), -1) > _LAYER.get(importer, len(LAYERS)):
+                offenders.append(f"{path.relative_to(SRC)} imports {module}")
+    assert offenders == []
+
+
+def _project_exceptions() -> set[type[BaseException]]:
+    found: set[type[BaseException]] = set()
+    for info in pkgutil.walk_packages(agentty_rag.__path__, "agentty_rag."):
+        module = importlib.import_module(info.name)
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, BaseException) and value.__module__.startswith("agentty_rag"):
+                found.add(value)
+    return found
+
+
+def test_every_error_is_defined_in_the_one_error_tree() -> None:
+    exceptions = _project_exceptions()
+    assert errors.AgenttyError in exceptions
+    assert sorted(e.__qualname__ for e in exceptions if e.__module__ != "agentty_rag.errors") == []
+    assert sorted(e.__qualname__ for e in exceptions if not issubclass(e, errors.AgenttyRagError)) == []
+
+
+def test_the_error_tree_is_drawn_with_every_error() -> None:
+    drawn = errors.__doc__ or ""
+    assert [name for name in errors.__all__ if f" {name} " not in drawn and f"\n{name} " not in drawn] == []

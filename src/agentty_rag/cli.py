@@ -10,12 +10,12 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
+from agentty_rag.cli_hook import run_hook
 from agentty_rag.clients import CLIENTS
 from agentty_rag.config import Settings, load_settings
 from agentty_rag.discovery import Located, locate
@@ -208,82 +208,6 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
     return 0
 
 
-def _inject(args: argparse.Namespace, settings: Settings) -> int:
-    """The hook: exit 0 in every case, print the block or nothing; say on stderr why it stayed quiet."""
-    from agentty_rag.inject import (
-        PROMPT_MAX_BYTES,
-        Injection,
-        StdinError,
-        hook_json,
-        proactive_context,
-        read_event,
-    )
-    from agentty_rag.service import Workspace
-
-    def note(message: str) -> None:
-        print(f"agentty-rag inject: {message}", file=sys.stderr)
-
-    try:
-        data = sys.stdin.buffer.read(PROMPT_MAX_BYTES + 1)
-        try:
-            event = read_event(data)
-        except StdinError as error:
-            note(f"{error}; nothing injected")
-            return 0
-        located = _hook_workspace(args.root, event.cwd, settings)
-        if isinstance(located, str):
-            note(f"{located}; nothing injected")
-            return 0
-        workspace = Workspace(located, settings)
-        outcome: list[Any] = []
-
-        def work() -> None:
-            try:
-                outcome.append(proactive_context(workspace, event))
-            except Exception as error:  # reported below; a hook must never block the user's turn
-                outcome.append(error)
-
-        worker = threading.Thread(target=work, daemon=True)
-        worker.start()
-        worker.join(settings.proactive_timeout_ms / 1000)
-        if worker.is_alive():
-            note(
-                f"retrieval took longer than AGENTTY_RAG_PROACTIVE_TIMEOUT_MS={settings.proactive_timeout_ms}; "
-                "nothing injected"
-            )
-            sys.stderr.flush()
-            os._exit(0)  # the worker may be mid-update: its transaction rolls back, the index stays valid
-        injection = outcome[0] if outcome else None
-        if not isinstance(injection, Injection):
-            note(f"retrieval failed ({type(injection).__name__}: {injection}); nothing injected")
-            return 0
-        if injection.block is None:
-            note(injection.reason)
-        else:
-            print(hook_json(injection.block) if args.format == "json" else injection.block)
-        workspace.close()
-    except Exception as error:  # a hook must never block the user's turn
-        note(f"unexpected error ({type(error).__name__}: {error}); nothing injected")
-    return 0
-
-
-def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> Path | str:
-    """The workspace a hook may read and write, or why there is none.
-
-    Only ``--root`` or a project marker (``.git``, ``.agentty/``) at or above the event's folder make one:
-    the hook never creates ``.agentty/`` in a folder that merely happened to be the agent's working folder.
-    """
-    start = (root or (Path(cwd) if cwd else Path.cwd())).expanduser()
-    if not start.is_dir():
-        return f"{start} is not a folder"
-    located = locate(start, settings.home, root)
-    if located.root is None:
-        return located.problem
-    if not located.marked:
-        return f"no project at or above {start} (no .git or .agentty folder); pass --root DIR"
-    return located.root
-
-
 def _proactive(workspace: Any, mode: str | None) -> int:
     from agentty_rag.inject import effective_mode
     from agentty_rag.state import read_mode, write_mode
@@ -303,73 +227,6 @@ def _proactive(workspace: Any, mode: str | None) -> int:
         print(f"proactive injection: {current}")
     if workspace.settings.proactive is not None and current != saved:
         print(f"(AGENTTY_RAG_PROACTIVE={int(workspace.settings.proactive)} overrides the saved mode {saved})")
-    return 0
-
-
-def _shown(path: Path, root: Path, home: Path | None) -> str:
-    """A path as a user reads it: relative to the workspace, or to ~, else absolute."""
-    if root in path.parents:
-        return path.relative_to(root).as_posix()
-    if home is not None and home in path.parents:
-        return "~/" + path.relative_to(home).as_posix()
-    return str(path)
-
-
-def _init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
-    """Merge agentty-rag into a client's configuration (or take it out), showing every change as a diff."""
-    from agentty_rag import clients
-
-    if args.hook and args.client != "claude-code":
-        print("agentty-rag: --hook is for claude-code (its UserPromptSubmit hook)", file=sys.stderr)
-        return 2
-    if args.local and not (args.hook or args.uninstall):
-        print("agentty-rag: --local puts the hook in .claude/settings.local.json: add --hook", file=sys.stderr)
-        return 2
-    home = settings.home
-
-    def show(changes: list[clients.Change]) -> None:
-        for change in changes:
-            shown = _shown(change.path, root, home)
-            print(clients.diff(change, shown) if change.changed else f"unchanged: {shown}", end="")
-            if not change.changed:
-                print()
-
-    try:
-        if args.uninstall:
-            edits = clients.uninstall_edits(args.client, root, home)
-        else:
-            edits = clients.client_edits(
-                args.client,
-                root,
-                home,
-                hook=args.hook,
-                local=args.local,
-                instructions=args.instructions,
-                build_wait_ms=settings.build_wait_ms,
-            )
-        changes = clients.plan(edits, remove=args.uninstall, force=args.force)
-    except clients.Conflict as error:
-        show(clients.plan(edits, force=True))
-        print(f"agentty-rag: {error} (the diff above); rerun with --force to replace it", file=sys.stderr)
-        return 1
-    except clients.ClientError as error:
-        print(f"agentty-rag: {error}; nothing written", file=sys.stderr)
-        return 1
-    show(changes)
-    touched = [change for change in changes if change.changed]
-    if args.dry_run:
-        print("(dry run: nothing written)")
-        return 0
-    clients.write(changes, root)
-    if not touched:
-        print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
-        return 0
-    done = "removed agentty-rag from" if args.uninstall else "wrote"
-    print(f"{done} {', '.join(_shown(c.path, root, home) for c in touched)}")
-    if not args.uninstall:
-        print(clients.NEXT_STEPS[args.client])
-        if args.hook:
-            print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
     return 0
 
 
@@ -397,6 +254,46 @@ def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> in
     return 0
 
 
+def _search(args: argparse.Namespace, workspace: Any) -> int:
+    query = " ".join(args.query)
+    if args.command == "search-docs":
+        sources = [s for s in args.sources.split(",") if s.strip()] if args.sources else None
+        outcome = workspace.search_docs(query, args.k, args.scope, sources, wait_s=3600)
+    else:
+        outcome = workspace.search_code(query, args.k, args.scope, args.language, wait_s=3600)
+    print(json.dumps(outcome.structured, indent=2, ensure_ascii=False) if args.json else outcome.text)
+    if args.explain:
+        from agentty_rag.render import render_explanation
+
+        print("\n" + render_explanation(outcome.explanations))
+    return 0
+
+
+def _status(args: argparse.Namespace, workspace: Any, located: Located) -> int:
+    from agentty_rag.status_report import gather, render
+
+    summary = gather(workspace, located)
+    print(json.dumps(summary, indent=2) if args.json else render(summary, args.verbose))
+    return 0
+
+
+def _run(args: argparse.Namespace, workspace: Any, located: Located, settings: Settings) -> int:
+    """A command that works on the workspace's indexes or settings; returns the exit status."""
+    if args.command in ("search-docs", "search-code"):
+        return _search(args, workspace)
+    if args.command == "index":
+        return _index(workspace, args.which, args.rebuild, args.dry_run)
+    if args.command == "proactive":
+        return _proactive(workspace, args.mode)
+    if args.command == "init":
+        from agentty_rag.cli_init import run_init
+
+        return run_init(args, workspace.root, settings)
+    if args.command == "status":
+        return _status(args, workspace, located)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``agentty-rag`` command; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -406,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         _parser().print_help(sys.stderr)
         return 2
     if args.command == "inject":
-        return _inject(args, settings)
+        return run_hook(args, settings)
     if args.root is not None and not args.root.expanduser().is_dir():
         print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
         return 2
@@ -420,31 +317,7 @@ def main(argv: list[str] | None = None) -> int:
 
     workspace = Workspace(located.root, settings, start=located.start)
     try:
-        if args.command in ("search-docs", "search-code"):
-            query = " ".join(args.query)
-            if args.command == "search-docs":
-                sources = [s for s in args.sources.split(",") if s.strip()] if args.sources else None
-                outcome = workspace.search_docs(query, args.k, args.scope, sources, wait_s=3600)
-            else:
-                outcome = workspace.search_code(query, args.k, args.scope, args.language, wait_s=3600)
-            print(json.dumps(outcome.structured, indent=2, ensure_ascii=False) if args.json else outcome.text)
-            if args.explain:
-                from agentty_rag.render import render_explanation
-
-                print("\n" + render_explanation(outcome.explanations))
-            return 0
-        if args.command == "index":
-            return _index(workspace, args.which, args.rebuild, args.dry_run)
-        if args.command == "proactive":
-            return _proactive(workspace, args.mode)
-        if args.command == "init":
-            return _init(args, workspace.root, settings)
-        if args.command == "status":
-            from agentty_rag.status_report import gather, render
-
-            summary = gather(workspace, located)
-            print(json.dumps(summary, indent=2) if args.json else render(summary, args.verbose))
-            return 0
+        return _run(args, workspace, located, settings)
     except BadRequest as error:
         print(f"agentty-rag: {error}", file=sys.stderr)
         return 2
@@ -458,7 +331,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         workspace.close()
-    return 2
 
 
 if __name__ == "__main__":

@@ -4,22 +4,21 @@ the user's existing files so that only agentty-rag's own entry changes.
 Each edit is one entry: a server under its name (``agentty-rag``) in a JSON or TOML file, the Claude Code
 hook as one item of the ``UserPromptSubmit`` list, or a marked block of instructions in ``AGENTS.md``-style
 files. Installing inserts it; uninstalling removes exactly it (and a file or folder left empty by that).
+``client_files.py`` merges the edits into the files.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from agentty_rag import jsonc
+from agentty_rag.errors import ClientError
 
 SERVER_NAME = "agentty-rag"
 CLIENTS = ("claude-code", "codex", "cursor", "vscode", "gemini", "windsurf", "opencode")
@@ -50,14 +49,6 @@ NEXT_STEPS = {
 Kind = Literal["json-member", "json-item", "toml-table", "text-block"]
 
 
-class ClientError(Exception):
-    """init cannot go ahead (the message says why and what to do); nothing was written."""
-
-
-class Conflict(ClientError):
-    """agentty-rag's entry is there but differs from what init writes: replaced only with --force."""
-
-
 @dataclass(frozen=True)
 class Edit:
     """One entry in one file: where it goes and what it holds."""
@@ -67,19 +58,6 @@ class Edit:
     keys: tuple[str, ...] = ()
     key: str = SERVER_NAME
     value: object = None
-
-
-@dataclass(frozen=True)
-class Change:
-    """A file before and after the edits (``None``: the file does not exist, or is deleted)."""
-
-    path: Path
-    before: str | None
-    after: str | None
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
 
 
 def launcher() -> list[str]:
@@ -96,13 +74,6 @@ def launcher() -> list[str]:
 def codex_tool_timeout(build_wait_ms: int) -> int:
     """Codex's per-call limit: above the longest a first search waits for an index build, with room."""
     return max(60, math.ceil(build_wait_ms / 1000) + 40)
-
-
-def _is_our_hook(item: object) -> bool:
-    if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
-        return False
-    commands = [h.get("command", "") for h in item["hooks"] if isinstance(h, dict)]
-    return any(isinstance(c, str) and "inject" in c and ("agentty-rag" in c or "agentty_rag" in c) for c in commands)
 
 
 def _opencode_file(root: Path) -> Path:
@@ -186,180 +157,15 @@ def uninstall_edits(client: str, root: Path, home: Path | None) -> list[Edit]:
     return edits
 
 
-# -- applying one edit to a file's text ----------------------------------------------------------------------
-
-
-def _json(edit: Edit, text: str, remove: bool, force: bool) -> str:
-    if edit.kind == "json-item":
-        current = jsonc.get(text, edit.keys) if text.strip() else None
-        present = [item for item in current if _is_our_hook(item)] if isinstance(current, list) else []
-        if remove:
-            return jsonc.remove_items(text, edit.keys, _is_our_hook) if present else text
-        if present == [edit.value]:
-            return text
-        if present and not force:
-            raise Conflict(f"{edit.path}: the agentty-rag hook differs from what init writes")
-        if present:
-            text = jsonc.remove_items(text, edit.keys, _is_our_hook)
-        return jsonc.insert_item(text, edit.keys, edit.value)
-    if remove:
-        return jsonc.remove_member(text, edit.keys, edit.key) if text.strip() else text
-    current = jsonc.get(text, (*edit.keys, edit.key)) if text.strip() else None
-    if current is not None and current != edit.value and not force:
-        raise Conflict(f"{edit.path}: the {edit.key!r} entry differs from what init writes")
-    return text if current == edit.value else jsonc.set_member(text, edit.keys, edit.key, edit.value)
-
-
-def _toml(edit: Edit, text: str, remove: bool, force: bool) -> str:
-    import tomlkit  # only init needs it: the hook and the server start without it
-    import tomlkit.exceptions
-
-    try:
-        document = tomlkit.parse(text)
-    except tomlkit.exceptions.ParseError as error:
-        raise ClientError(f"{edit.path} is not valid TOML ({error}); fix it or move it aside") from None
-    servers = document.get(edit.keys[0])
-    current = servers.get(edit.key) if servers is not None else None
-    if remove:
-        if servers is None or current is None:
-            return text
-        del servers[edit.key]
-        if not servers:
-            del document[edit.keys[0]]
-        out = tomlkit.dumps(document)
-        return out.rstrip("\n") + "\n" if out.strip() else ""
-    if current is not None and current.unwrap() == edit.value:
-        return text
-    if current is not None and not force:
-        raise Conflict(f"{edit.path}: [{edit.keys[0]}.{edit.key}] differs from what init writes")
-    table = tomlkit.table()
-    assert isinstance(edit.value, dict)
-    for name, item in edit.value.items():
-        table.add(name, item)
-    table.add(tomlkit.nl())
-    if servers is None:
-        servers = tomlkit.table(is_super_table=True)
-        document.add(edit.keys[0], servers)
-    if current is not None:
-        del servers[edit.key]
-    servers.add(edit.key, table)
-    return tomlkit.dumps(document)
-
-
-def _block(edit: Edit, text: str, remove: bool, force: bool) -> str:
-    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
-    if start >= 0 and end > start:
-        block_end = end + len(BLOCK_END) + (1 if text[end + len(BLOCK_END) :].startswith("\n") else 0)
-        present = text[start:block_end]
-        if not remove and present == edit.value:
-            return text
-        if not remove and not force:
-            raise Conflict(f"{edit.path}: the agentty-rag block differs from what init writes")
-        before = text[:start]
-        if before.endswith("\n\n"):
-            before = before[:-1]
-        text = before + text[block_end:]
-    if remove:
-        return text
-    assert isinstance(edit.value, str)
-    if not text.strip():
-        return edit.value
-    return text + ("" if text.endswith("\n") else "\n") + "\n" + edit.value
-
-
-def _empty(kind: Kind, text: str) -> bool:
-    if kind in ("json-member", "json-item"):
-        return jsonc.is_empty(text)
-    return not text.strip()
-
-
-_APPLY: dict[Kind, Callable[[Edit, str, bool, bool], str]] = {
-    "json-member": _json,
-    "json-item": _json,
-    "toml-table": _toml,
-    "text-block": _block,
-}
-
-
-def plan(edits: list[Edit], *, remove: bool = False, force: bool = False) -> list[Change]:
-    """Each touched file before and after its edits; raises ``ClientError`` before anything is written."""
-    texts: dict[Path, str | None] = {}
-    kinds: dict[Path, Kind] = {}
-    for edit in edits:
-        if edit.path not in texts:
-            texts[edit.path] = _read(edit.path)
-        kinds[edit.path] = edit.kind
-        text = texts[edit.path] or ""
-        if remove and texts[edit.path] is None:
-            continue
-        try:
-            texts[edit.path] = _APPLY[edit.kind](edit, text, remove, force)
-        except jsonc.JsoncError as error:
-            raise ClientError(f"{edit.path} is not valid JSON ({error}); fix it or move it aside") from None
-    changes = []
-    for path, after in texts.items():
-        before = _read(path)
-        if remove and after is not None and before is not None and _empty(kinds[path], after):
-            after = None
-        changes.append(Change(path, before, after))
-    return changes
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ClientError(f"cannot read {path} ({error})") from None
-
-
-def diff(change: Change, shown: str) -> str:
-    """The change as a unified diff, with paths as the user knows them."""
-    before = (change.before or "").splitlines(keepends=True)
-    after = (change.after or "").splitlines(keepends=True)
-    old = "/dev/null" if change.before is None else f"a/{shown}"
-    new = "/dev/null" if change.after is None else f"b/{shown}"
-    lines = difflib.unified_diff(before, after, old, new)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def write(changes: list[Change], stop_at: Path) -> None:
-    """Write (or delete) each changed file atomically; folders left empty are removed up to ``stop_at``."""
-    for change in changes:
-        if not change.changed:
-            continue
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, stop_at)
-            continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = change.path.with_name(f".{change.path.name}.agentty-{os.getpid()}")
-        temporary.write_text(change.after, encoding="utf-8")
-        os.replace(temporary, change.path)
-
-
-def _remove_empty_parents(folder: Path, stop_at: Path) -> None:
-    while folder != stop_at and stop_at in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
-
-
 __all__ = [
+    "BLOCK_END",
+    "BLOCK_START",
     "CLIENTS",
     "NEXT_STEPS",
-    "Change",
-    "ClientError",
-    "Conflict",
     "Edit",
+    "Kind",
     "client_edits",
     "codex_tool_timeout",
-    "diff",
     "launcher",
-    "plan",
     "uninstall_edits",
-    "write",
 ]

@@ -1,19 +1,37 @@
-"""Errors a user sees, as a small tree. They are translated only at the edges (tool errors, CLI exit codes).
+"""Every error agentty-rag defines, as one tree.
 
-AgenttyError                 base: the message is meant for the user and says what to do
-├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
-├── IndexBusy                another process holds the index lock past the timeout
-├── IndexCorrupt             an index file could not be read; it will be rebuilt
-├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
-└── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
-                             lives in memory for the process
+Two branches. ``AgenttyError`` is what a user sees: the edges translate it (a tool error, a CLI exit status)
+and its message says what to do. The others are caught by the code that calls the module raising them, and
+keep a standard base where callers catch that (``except OSError`` also catches ``UnsafeFile``).
+
+AgenttyRagError                  every error agentty-rag defines
+├── AgenttyError                 the message is meant for the user and says what to do
+│   ├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
+│   ├── IndexBusy                another process holds the index lock past the timeout
+│   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
+│   ├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
+│   └── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
+│                                lives in memory for the process
+├── UnsafeFile (OSError)         fsguard: a path that must not be opened (a link out of its folder, not a file)
+├── EmbeddingError               index.dense: an embedding request failed; the dense leg reports why
+├── JsoncError (ValueError)      jsonc: the text is not JSON or JSONC
+├── ClientError                  clients: ``init`` cannot go ahead; nothing was written
+│   └── Conflict                 agentty-rag's entry differs from what ``init`` writes (replaced with --force)
+├── StdinError (ValueError)      inject: what came on stdin is not a prompt; the hook stays quiet
+├── UsageError                   rag-bench: bad arguments; exit status 2
+├── QueriesError (ValueError)    rag-bench: the queries file cannot be used
+└── ManifestError (ValueError)   rag-bench: the suite manifest cannot be used
 """
 
 from __future__ import annotations
 
 
-class AgenttyError(Exception):
-    """Base class; ``str(error)`` is written for the user, with the remedy."""
+class AgenttyRagError(Exception):
+    """Base class of every error agentty-rag defines; catch a leaf or a branch, never this."""
+
+
+class AgenttyError(AgenttyRagError):
+    """Base class of the errors a user sees; ``str(error)`` is written for the user, with the remedy."""
 
 
 class BadRequest(AgenttyError):
@@ -36,4 +54,71 @@ class IndexUnwritable(AgenttyError):
     """The index's files cannot be written safely: a read-only place, a link, or something else in the way."""
 
 
-__all__ = ["AgenttyError", "BadRequest", "IndexBusy", "IndexCorrupt", "IndexNotBuilt", "IndexUnwritable"]
+class UnsafeFile(AgenttyRagError, OSError):
+    """A path that must not be opened: a link out of its folder, or not a regular file.
+
+    ``str(error)`` is the full message; ``reason`` is the short form a skip report counts under.
+    """
+
+    def __init__(self, message: str, reason: str = "not a regular file") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class EmbeddingError(AgenttyRagError):
+    """An embedding request failed; ``reason`` is short and meant for a result header."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class JsoncError(AgenttyRagError, ValueError):
+    """The text is not JSON (or JSONC); the message names the line and column."""
+
+
+class ClientError(AgenttyRagError):
+    """init cannot go ahead (the message says why and what to do); nothing was written."""
+
+
+class Conflict(ClientError):
+    """agentty-rag's entry is there but differs from what init writes: replaced only with --force."""
+
+
+class StdinError(AgenttyRagError, ValueError):
+    """What came on stdin is not a prompt (the message says why; the hook stays quiet)."""
+
+
+class UsageError(AgenttyRagError):
+    """Bad arguments, an unusable queries file or manifest: exit status 2 (the message says what to change)."""
+
+
+class QueriesError(AgenttyRagError, ValueError):
+    """The queries file cannot be used (the message names the line and the problem)."""
+
+
+class ManifestError(AgenttyRagError, ValueError):
+    """The manifest cannot be used (the message names the file, the line when known, and the problem)."""
+
+
+__all__ = [
+    "AgenttyError",
+    "AgenttyRagError",
+    "BadRequest",
+    "ClientError",
+    "Conflict",
+    "EmbeddingError",
+    "IndexBusy",
+    "IndexCorrupt",
+    "IndexNotBuilt",
+    "IndexUnwritable",
+    "JsoncError",
+    "ManifestError",
+    "QueriesError",
+    "StdinError",
+    "UnsafeFile",
+    "UsageError",
+]

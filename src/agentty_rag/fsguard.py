@@ -19,6 +19,8 @@ import os
 import stat
 from pathlib import Path
 
+from agentty_rag.errors import UnsafeFile
+
 # O_NOFOLLOW, O_NONBLOCK and O_CLOEXEC are POSIX: Windows has none (nor FIFOs to block on) and wants O_BINARY.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -26,20 +28,6 @@ _COMMON = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _READ_FLAGS = os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _COMMON
 # A final symlink opened with O_NOFOLLOW fails with ELOOP on Linux, EMLINK on some BSDs.
 _LINK_ERRNOS = {errno.ELOOP, errno.EMLINK}
-
-
-class UnsafeFile(OSError):
-    """A path that must not be opened: a link out of its folder, or not a regular file.
-
-    ``str(error)`` is the full message; ``reason`` is the short form a skip report counts under.
-    """
-
-    def __init__(self, message: str, reason: str = "not a regular file") -> None:
-        super().__init__(message)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 def is_inside(path: str, root: str) -> bool:

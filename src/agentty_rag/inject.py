@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from agentty_rag.budget import fit, relevances
+from agentty_rag.errors import StdinError
 from agentty_rag.render import render_context_block
 from agentty_rag.service import MAX_QUERY_CHARS, Workspace, query_evidence
 from agentty_rag.state import first_time, read_mode
@@ -29,10 +30,6 @@ _SLASH_COMMAND = re.compile(r"^/[\w:.-]+(\s.*)?$", re.S)
 PROMPT_MAX_BYTES = 64 * 1024
 # Passages retrieved from each source, and the most a block holds.
 K_PER_SOURCE = 6
-
-
-class StdinError(ValueError):
-    """What came on stdin is not a prompt (the message says why; the hook stays quiet)."""
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-
-class JsoncError(ValueError):
-    """The text is not JSON (or JSONC); the message names the line and column."""
+from agentty_rag.errors import JsoncError
 
 
 @dataclass

@@ -6,15 +6,16 @@ Reading never writes: a workspace that was never indexed stays untouched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentty_rag.chunking.languages import language_for, language_of, named_by_text
 from agentty_rag.discovery import Located
 from agentty_rag.fsguard import read_regular
 from agentty_rag.service import Workspace
+from agentty_rag.sources.languages import file_language, named_by_text
 from agentty_rag.sources.text import decode
 from agentty_rag.types import FileStamp
 
@@ -238,15 +239,11 @@ def _language(stamp: FileStamp) -> str:
     """The language a build gives the file; only a file whose name leaves it open (``.h``) is read, as a build
     reads it (never through a link out of its folder, never a FIFO)."""
     rel = stamp.key.split(":", 1)[1]
-    spec = language_for(rel)
-    if spec is not None and named_by_text(rel):
-        try:
+    text: str | None = None
+    if named_by_text(rel):
+        with contextlib.suppress(OSError):
             text = decode(read_regular(stamp.path, stamp.boundary, stamp.size)).text
-        except OSError:
-            text = None
-        if text is not None:
-            spec = language_of(rel, text)
-    return spec.name if spec is not None else "text"
+    return file_language(rel, text) or "text"
 
 
 def preview(workspace: Workspace, names: tuple[str, ...]) -> str:

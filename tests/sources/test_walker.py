@@ -3,13 +3,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentty_rag.chunking.languages import language_for
+from agentty_rag.sources.languages import file_language
 from agentty_rag.sources.walker import WalkRules, scan_tree
 from tests.conftest import write
 
 
 def _rules(**overrides: object) -> WalkRules:
-    base: dict[str, object] = {"accept": lambda name: language_for(name) is not None, "key_prefix": "code:"}
+    base: dict[str, object] = {"accept": lambda name: file_language(name) is not None, "key_prefix": "code:"}
     base.update(overrides)
     return WalkRules(**base)  # type: ignore[arg-type]
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import sys
 
-
-class UsageError(Exception):
-    """Bad arguments, an unusable queries file or manifest: exit status 2 (the message says what to change)."""
+from agentty_rag.errors import UsageError
 
 
 class Progress:

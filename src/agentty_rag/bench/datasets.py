@@ -27,15 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.errors import QueriesError
 from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
 from agentty_rag.service import MAX_QUERY_CHARS, Workspace
 from agentty_rag.types import Chunk
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
-
-
-class QueriesError(ValueError):
-    """The queries file cannot be used (the message names the line and the problem)."""
 
 
 @dataclass(frozen=True)

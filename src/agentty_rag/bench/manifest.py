@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag.config import parse_variable, variable
+from agentty_rag.errors import ManifestError
 
 CORPORA = ("docs", "code")
 LEVELS = ("file", "passage")
@@ -39,10 +40,6 @@ _SUITE_KEYS = ("corpus", "level", "env")
 _WORKSPACE_KEYS = ("name", "path", "queries", "corpus", "level", "env")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
-
-
-class ManifestError(ValueError):
-    """The manifest cannot be used (the message names the file, the line when known, and the problem)."""
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentty_rag.budget.tokens import cut_utf8, utf8_len
+from agentty_rag.chunking.prose import SENTENCE_END
 
 GAP = "…"
 Evidence = Callable[[str], float]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 _STRUCTURAL = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|\||>|```|~~~|=+\s*$|-+\s*$)")
 
 
@@ -75,7 +75,7 @@ def _units(text: str) -> list[tuple[int, int]]:
         elif in_fence or _STRUCTURAL.match(line) or len(line) < 80:
             spans.append((offset, end))
         else:
-            cuts = [0] + [m.end() for m in _SENTENCE_END.finditer(line)] + [len(line)]
+            cuts = [0] + [m.end() for m in SENTENCE_END.finditer(line)] + [len(line)]
             for a, b in zip(cuts, cuts[1:], strict=False):
                 piece = line[a:b].rstrip()
                 if piece.strip():

@@ -1,49 +1,18 @@
-"""What the code chunker knows about each language: file names, grammar, and which nodes are definitions.
+"""What the code chunker knows about each language: its grammar, and which nodes are definitions.
 
 A language with a ``grammar`` is split around its definitions with tree-sitter; one without (or whose file
-fails to parse) is cut into line windows that end on blank lines.
+fails to parse) is cut into line windows that end on blank lines. Which language a file is in is the
+source's knowledge (``sources/languages.py``); a language named there and not here has no grammar.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from agentty_rag.chunking.headers import header_language
+from agentty_rag.chunking.language_spec import LanguageSpec
 
-
-@dataclass(frozen=True)
-class LanguageSpec:
-    """One language.
-
-    Args:
-        name: our name (what ``search_code(language=...)`` takes).
-        extensions: file suffixes, lower case, with the dot.
-        grammar: the tree-sitter-language-pack name, or "" for line windows only.
-        containers: node types that hold member definitions (classes, modules, namespaces, impls).
-        functions: node types of functions and methods.
-        others: other definitions that stand alone (type aliases, enums, macros, typedefs).
-        wrappers: nodes that wrap a definition and belong to its chunk (decorators, export, template).
-        prefixes: sibling nodes directly above a definition that belong to it (doc comments, attributes).
-        extra_patterns: further tree-sitter query patterns capturing ``@def`` (e.g. ``const f = () => {}``).
-        filenames: exact file names (``Makefile``) in this language.
-        trailing: a sibling node directly after a definition that belongs to it (Dart's ``function_body``).
-        clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
-            the clauses of an Erlang or Elixir function).
-    """
-
-    name: str
-    extensions: tuple[str, ...]
-    grammar: str = ""
-    containers: tuple[str, ...] = ()
-    functions: tuple[str, ...] = ()
-    others: tuple[str, ...] = ()
-    wrappers: tuple[str, ...] = ()
-    prefixes: tuple[str, ...] = ("comment",)
-    extra_patterns: tuple[str, ...] = ()
-    filenames: tuple[str, ...] = ()
-    trailing: tuple[str, ...] = ()
-    clauses: bool = False
-
+# language_names and resolve_language are the source's; service.py looks them up here.
+from agentty_rag.sources.languages import file_language, is_language, language_names, resolve_language
 
 _JS_FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
 _JS_EXTRA = (
@@ -53,7 +22,6 @@ _JS_EXTRA = (
 )
 _JAVASCRIPT = LanguageSpec(
     "javascript",
-    (".js", ".mjs", ".cjs", ".jsx"),
     "javascript",
     containers=("class_declaration", "class"),
     functions=("function_declaration", "generator_function_declaration", "method_definition"),
@@ -64,7 +32,6 @@ _JAVASCRIPT = LanguageSpec(
 _TYPESCRIPT = replace(
     _JAVASCRIPT,
     name="typescript",
-    extensions=(".ts", ".mts", ".cts"),
     grammar="typescript",
     containers=(
         "class_declaration",
@@ -73,19 +40,13 @@ _TYPESCRIPT = replace(
         "internal_module",
         "module",
     ),
-    functions=(
-        "function_declaration",
-        "generator_function_declaration",
-        "method_definition",
-        "function_signature",
-    ),
+    functions=("function_declaration", "generator_function_declaration", "method_definition", "function_signature"),
     others=("type_alias_declaration", "enum_declaration"),
 )
-_TSX = replace(_TYPESCRIPT, name="tsx", extensions=(".tsx",), grammar="tsx")
+_TSX = replace(_TYPESCRIPT, name="tsx", grammar="tsx")
 
 _ZIG = LanguageSpec(
     "zig",
-    (".zig",),
     "zig",
     prefixes=("doc_comment", "line_comment"),
     extra_patterns=(
@@ -99,7 +60,6 @@ _ZIG = LanguageSpec(
 _ELIXIR_DEFINITION = "^(defmodule|defprotocol|defimpl|def|defp|defdelegate|defmacro|defmacrop|defguard|defguardp)$"
 _ELIXIR = LanguageSpec(
     "elixir",
-    (".ex", ".exs"),
     "elixir",
     # `@doc`, `@spec` and `@impl` are unary `@` operators just above a definition.
     prefixes=("comment", "unary_operator"),
@@ -113,7 +73,6 @@ _ELIXIR = LanguageSpec(
 _HASKELL_FUNCTIONS = ("function", "bind", "signature")
 _HASKELL = LanguageSpec(
     "haskell",
-    (".hs",),
     "haskell",
     containers=("class", "instance"),
     others=("data_type", "newtype", "type_synomym", "type_family", "data_family"),
@@ -128,7 +87,6 @@ _HASKELL = LanguageSpec(
 )
 _ERLANG = LanguageSpec(
     "erlang",
-    (".erl", ".hrl"),
     "erlang",
     functions=("fun_decl", "spec"),
     others=("record_decl", "type_alias", "opaque", "pp_define"),
@@ -136,7 +94,6 @@ _ERLANG = LanguageSpec(
 )
 _OCAML = LanguageSpec(
     "ocaml",
-    (".ml",),
     "ocaml",
     containers=("module_definition", "module_type_definition", "class_definition"),
     functions=("method_definition", "value_specification", "external"),
@@ -144,10 +101,9 @@ _OCAML = LanguageSpec(
     # Top-level and module-level `let`, not the `let ... in` inside expressions.
     extra_patterns=("(compilation_unit (value_definition) @def)", "(structure (value_definition) @def)"),
 )
-_OCAML_INTERFACE = replace(_OCAML, name="ocaml_interface", extensions=(".mli",), grammar="ocaml_interface")
+_OCAML_INTERFACE = replace(_OCAML, name="ocaml_interface", grammar="ocaml_interface")
 _JULIA = LanguageSpec(
     "julia",
-    (".jl",),
     "julia",
     containers=("module_definition",),
     functions=("function_definition", "macro_definition"),
@@ -161,15 +117,9 @@ _JULIA = LanguageSpec(
         "(assignment . (where_expression . (call_expression))) @def",
     ),
 )
-_R = LanguageSpec(
-    "r",
-    (".r",),
-    "r",
-    extra_patterns=("(binary_operator lhs: (identifier) rhs: (function_definition)) @def",),
-)
+_R = LanguageSpec("r", "r", extra_patterns=("(binary_operator lhs: (identifier) rhs: (function_definition)) @def",))
 _PERL = LanguageSpec(
     "perl",
-    (".pl", ".pm"),
     "perl",
     containers=("package_statement",),
     functions=("subroutine_declaration_statement",),
@@ -177,7 +127,6 @@ _PERL = LanguageSpec(
 )
 _DART = LanguageSpec(
     "dart",
-    (".dart",),
     "dart",
     containers=("class_definition", "mixin_declaration", "extension_declaration", "enum_declaration"),
     functions=("method_signature",),
@@ -190,7 +139,6 @@ _DART = LanguageSpec(
 )
 _OBJC = LanguageSpec(
     "objc",
-    (".m", ".mm"),
     "objc",
     containers=("class_interface", "class_implementation", "protocol_declaration"),
     functions=("method_definition", "method_declaration", "function_definition"),
@@ -203,10 +151,10 @@ _OBJC = LanguageSpec(
     ),
 )
 
-LANGUAGES: tuple[LanguageSpec, ...] = (
+# The languages with a tree-sitter grammar and definition rules.
+GRAMMARS: tuple[LanguageSpec, ...] = (
     LanguageSpec(
         "python",
-        (".py", ".pyi", ".pyw"),
         "python",
         containers=("class_definition",),
         functions=("function_definition",),
@@ -215,16 +163,9 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     _JAVASCRIPT,
     _TYPESCRIPT,
     _TSX,
-    LanguageSpec(
-        "go",
-        (".go",),
-        "go",
-        functions=("function_declaration", "method_declaration"),
-        others=("type_declaration",),
-    ),
+    LanguageSpec("go", "go", functions=("function_declaration", "method_declaration"), others=("type_declaration",)),
     LanguageSpec(
         "rust",
-        (".rs",),
         "rust",
         containers=("impl_item", "trait_item", "mod_item"),
         functions=("function_item",),
@@ -233,7 +174,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "java",
-        (".java",),
         "java",
         containers=(
             "class_declaration",
@@ -247,7 +187,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "c",
-        (".c", ".h"),
         "c",
         functions=("function_definition",),
         others=("type_definition",),
@@ -259,7 +198,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "cpp",
-        (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"),
         "cpp",
         containers=("namespace_definition",),
         functions=("function_definition",),
@@ -274,7 +212,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "csharp",
-        (".cs",),
         "csharp",
         containers=(
             "namespace_declaration",
@@ -293,16 +230,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         others=("enum_declaration", "delegate_declaration"),
     ),
     LanguageSpec(
-        "ruby",
-        (".rb", ".rake", ".gemspec", ".ru"),
-        "ruby",
-        containers=("class", "module", "singleton_class"),
-        functions=("method", "singleton_method"),
-        filenames=("Rakefile", "Gemfile", "Guardfile"),
+        "ruby", "ruby", containers=("class", "module", "singleton_class"), functions=("method", "singleton_method")
     ),
     LanguageSpec(
         "php",
-        (".php", ".phtml"),
         "php",
         containers=(
             "class_declaration",
@@ -316,7 +247,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "kotlin",
-        (".kt", ".kts"),
         "kotlin",
         containers=("class_declaration", "object_declaration", "companion_object"),
         functions=("function_declaration", "secondary_constructor"),
@@ -325,21 +255,14 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "swift",
-        (".swift",),
         "swift",
         containers=("class_declaration", "protocol_declaration"),
-        functions=(
-            "function_declaration",
-            "init_declaration",
-            "deinit_declaration",
-            "protocol_function_declaration",
-        ),
+        functions=("function_declaration", "init_declaration", "deinit_declaration", "protocol_function_declaration"),
         others=("typealias_declaration",),
         prefixes=("comment", "multiline_comment"),
     ),
     LanguageSpec(
         "scala",
-        (".scala", ".sc"),
         "scala",
         containers=("object_definition", "class_definition", "trait_definition", "enum_definition"),
         functions=("function_definition", "function_declaration"),
@@ -348,7 +271,6 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         "lua",
-        (".lua",),
         "lua",
         functions=("function_declaration",),
         extra_patterns=(
@@ -356,7 +278,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
             "(variable_declaration (assignment_statement (expression_list (function_definition)))) @def",
         ),
     ),
-    LanguageSpec("bash", (".sh", ".bash", ".zsh", ".ksh"), "bash", functions=("function_definition",)),
+    LanguageSpec("bash", "bash", functions=("function_definition",)),
     _ZIG,
     _ELIXIR,
     _HASKELL,
@@ -368,118 +290,44 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     _PERL,
     _DART,
     _OBJC,
-    # Indexed as line windows: no definition rules (yet), but worth finding by meaning.
-    LanguageSpec("sql", (".sql",)),
-    LanguageSpec("yaml", (".yaml", ".yml")),
-    LanguageSpec("toml", (".toml",)),
-    LanguageSpec("ini", (".ini", ".cfg", ".conf", ".properties")),
-    LanguageSpec("html", (".html", ".htm", ".vue", ".svelte")),
-    LanguageSpec("css", (".css", ".scss", ".sass", ".less")),
-    LanguageSpec("protobuf", (".proto",)),
-    LanguageSpec("graphql", (".graphql", ".gql")),
-    LanguageSpec("dockerfile", (".dockerfile",), filenames=("Dockerfile", "Containerfile")),
-    LanguageSpec("make", (".mk",), filenames=("Makefile", "GNUmakefile", "makefile")),
-    LanguageSpec("cmake", (".cmake",), filenames=("CMakeLists.txt",)),
-    LanguageSpec("groovy", (".groovy", ".gradle")),
-    LanguageSpec("nim", (".nim",)),
-    LanguageSpec("clojure", (".clj", ".cljs", ".cljc", ".edn")),
-    LanguageSpec("elm", (".elm",)),
-    LanguageSpec("fsharp", (".fs", ".fsi", ".fsx")),
-    LanguageSpec("powershell", (".ps1", ".psm1")),
-    LanguageSpec("terraform", (".tf", ".tfvars", ".hcl")),
 )
 
-_BY_EXTENSION = {ext: spec for spec in LANGUAGES for ext in spec.extensions}
-_BY_FILENAME = {name: spec for spec in LANGUAGES for name in spec.filenames}
-_BY_NAME = {spec.name: spec for spec in LANGUAGES}
-
-# Other names users type for a language filter.
-ALIASES = {
-    "py": "python",
-    "python3": "python",
-    "js": "javascript",
-    "jsx": "javascript",
-    "node": "javascript",
-    "ts": "typescript",
-    "golang": "go",
-    "rs": "rust",
-    "c++": "cpp",
-    "cxx": "cpp",
-    "c#": "csharp",
-    "cs": "csharp",
-    "rb": "ruby",
-    "kt": "kotlin",
-    "sh": "bash",
-    "shell": "bash",
-    "zsh": "bash",
-    "yml": "yaml",
-    "ex": "elixir",
-    "exs": "elixir",
-    "erl": "erlang",
-    "hs": "haskell",
-    "ml": "ocaml",
-    "jl": "julia",
-    "pl": "perl",
-    "objective-c": "objc",
-    "objectivec": "objc",
-    "obj-c": "objc",
-}
-# A filter on a language also admits its dialects.
-FAMILIES = {
-    "typescript": ("typescript", "tsx"),
-    "javascript": ("javascript",),
-    "ocaml": ("ocaml", "ocaml_interface"),
-}
-
-
-def language_for(filename: str) -> LanguageSpec | None:
-    """The language of a file by its name or extension; None when the chunker cannot index it."""
-    base = filename.rpartition("/")[2]
-    spec = _BY_FILENAME.get(base)
-    if spec is not None:
-        return spec
-    dot = base.rfind(".")
-    return _BY_EXTENSION.get(base[dot:].lower()) if dot > 0 else None
-
-
-def named_by_text(filename: str) -> bool:
-    """Whether a file's language is decided by its text, not its name alone (``.h``: C, C++ or Objective-C)."""
-    return filename.lower().endswith(".h")
-
-
-def language_of(filename: str, text: str) -> LanguageSpec | None:
-    """The language of a file by its name, and by its text where the name is ambiguous (``.h``: C, C++ or
-    Objective-C); None when the chunker cannot index it."""
-    spec = language_for(filename)
-    if spec is not None and named_by_text(filename):
-        return _BY_NAME[header_language(text)]
-    return spec
-
-
-def resolve_language(name: str) -> tuple[str, ...] | None:
-    """Language names a filter value admits, or None when the name is unknown."""
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    if key not in _BY_NAME:
-        return None
-    return FAMILIES.get(key, (key,))
-
-
-def language_names() -> list[str]:
-    return sorted(_BY_NAME)
+_BY_NAME = {spec.name: spec for spec in GRAMMARS}
 
 
 def spec_named(name: str) -> LanguageSpec:
-    return _BY_NAME[name]
+    """The chunker's rules for a language; a known language without a grammar gets none (line windows).
+
+    Raises:
+        KeyError: ``name`` is not a language at all.
+    """
+    spec = _BY_NAME.get(name)
+    if spec is not None:
+        return spec
+    if not is_language(name):
+        raise KeyError(name)
+    return LanguageSpec(name)
+
+
+def language_for(filename: str) -> LanguageSpec | None:
+    """The rules for a file by its name or extension; None when the code source does not index it."""
+    name = file_language(filename)
+    return spec_named(name) if name is not None else None
+
+
+def language_of(filename: str, text: str) -> LanguageSpec | None:
+    """The rules for a file by its name, and by its text where the name is ambiguous (``.h``: C, C++ or
+    Objective-C); None when the code source does not index it."""
+    name = file_language(filename, text)
+    return spec_named(name) if name is not None else None
 
 
 __all__ = [
-    "LANGUAGES",
+    "GRAMMARS",
     "LanguageSpec",
     "language_for",
     "language_names",
     "language_of",
-    "named_by_text",
     "resolve_language",
     "spec_named",
 ]

@@ -29,7 +29,9 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _ADOC_TITLE = re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")
 _ADOC_DELIMITER = re.compile(r"^(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,})[ \t]*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+# The break after a sentence: its ``.``, ``!`` or ``?`` and closing quotes or brackets, then white space.
+# Sections are cut here, and so are the passages budget/compress.py shortens.
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 _LIST_OR_QUOTE = re.compile(r"^ {0,3}(?:[-*+>]|\d+[.)])[ \t]")
 
 
@@ -217,7 +219,7 @@ def _split_long(text: str, span: Span, limit: int) -> list[Span]:
         cuts = [span.start] + [span.start + m.end() for m in re.finditer("\n", text[span.start : span.end])]
     else:
         body = text[span.start : span.end]
-        cuts = [span.start] + [span.start + m.end() for m in _SENTENCE_END.finditer(body)]
+        cuts = [span.start] + [span.start + m.end() for m in SENTENCE_END.finditer(body)]
     cuts.append(span.end)
     for a, b in zip(cuts, cuts[1:], strict=False):
         while b > a and text[b - 1].isspace():
@@ -332,4 +334,4 @@ def chunk_prose(document: Document, target: int, overlap: int, kind: str = "sect
     return chunks
 
 
-__all__ = ["LineIndex", "Section", "chunk_prose", "pack", "split_sections"]
+__all__ = ["SENTENCE_END", "LineIndex", "Section", "chunk_prose", "pack", "split_sections"]

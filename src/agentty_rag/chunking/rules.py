@@ -1,7 +1,7 @@
 """Names and kinds of definitions in languages whose grammars do not state them plainly.
 
 For most grammars a definition's node type says its kind and its ``name`` field says its name; the generic
-rules in ``code.py`` cover those. The languages here need more: a Zig ``Decl`` is a function or a struct by
+rules in ``naming.py`` cover those. The languages here need more: a Zig ``Decl`` is a function or a struct by
 what it holds, an Elixir definition is a ``call`` whose target is ``def`` or ``defmodule``, a Haskell instance
 is named after the type it is for. Each describer returns ``(name, kind)`` for the nodes it knows and None
 for the nodes it leaves to the generic rules. A kind of ``function`` becomes ``method`` inside a class.

@@ -21,18 +21,12 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agentty_rag.errors import EmbeddingError
+
 Matrix = npt.NDArray[np.float32]
 Vector = npt.NDArray[np.float32]
 
 _RETRIEVAL_INSTRUCTION = "Represent this sentence for searching relevant passages: "
-
-
-class EmbeddingError(Exception):
-    """An embedding request failed; ``reason`` is short and meant for a result header."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def prefixes(model: str) -> tuple[str, str]:

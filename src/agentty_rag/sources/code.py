@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentty_rag.chunking.languages import language_for, language_of
 from agentty_rag.sources.base import LoadResult
+from agentty_rag.sources.languages import file_language
 from agentty_rag.sources.text import decode, looks_generated
 from agentty_rag.sources.walker import ScanResult, WalkRules, scan_tree
 from agentty_rag.types import Document, FileStamp
 
 
 class CodeSource:
-    """Every file under the workspace root in a language the chunker knows, within the caps."""
+    """Every file under the workspace root in a language of ``languages.py``, within the caps."""
 
     name = "code"
 
@@ -24,7 +24,7 @@ class CodeSource:
 
     def scan(self) -> ScanResult:
         rules = WalkRules(
-            accept=lambda name: language_for(name) is not None,
+            accept=lambda name: file_language(name) is not None,
             key_prefix="code:",
             max_files=self.max_files,
             max_bytes=self.max_bytes,
@@ -39,8 +39,7 @@ class CodeSource:
         if looks_generated(loaded.text):
             return LoadResult(skip_reason="generated or minified")
         rel = stamp.key.removeprefix("code:")
-        spec = language_of(rel, loaded.text)
-        language = spec.name if spec is not None else "text"
+        language = file_language(rel, loaded.text) or "text"
         return LoadResult((Document("code", rel, loaded.text, language=language),))
 
     def describe(self) -> str:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentty_rag.fsguard import is_inside
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.frontmatter import field_text, parse_front_matter
+from agentty_rag.sources.names import is_pruned_dir, is_utf8_name, printable_path
 from agentty_rag.sources.text import decode
-from agentty_rag.sources.walker import (
-    ScanResult,
-    SkipReport,
-    folder_boundary,
-    is_inside,
-    is_pruned_dir,
-    is_utf8_name,
-    printable_path,
-    stamp_files,
-)
+from agentty_rag.sources.walker import ScanResult, SkipReport, folder_boundary, stamp_files
 from agentty_rag.types import Document, FileStamp
 
 SKILL_FILE = "SKILL.md"

@@ -1,11 +1,9 @@
-"""Read a file as text, or say why it cannot be: binary, undecodable or generated."""
+"""A file's bytes as text, or why they cannot be: binary, undecodable or generated."""
 
 from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-
-from agentty_rag.fsguard import UnsafeFile, read_regular
 
 # A NUL byte in the first block marks a binary file, as git and grep decide.
 _SNIFF_BYTES = 8192
@@ -45,19 +43,6 @@ def decode(data: bytes) -> Loaded:
     return Loaded(text.removeprefix("\ufeff"))
 
 
-def read_text(path: str, max_bytes: int) -> Loaded:
-    """Read and decode ``path``; files over ``max_bytes`` (grown since the scan) are refused."""
-    try:
-        data = read_regular(path, "", max_bytes)
-    except UnsafeFile as error:
-        return Loaded(skip_reason=error.reason)
-    except OSError:
-        return Loaded(skip_reason="unreadable")
-    if len(data) > max_bytes:
-        return Loaded(skip_reason="too large")
-    return decode(data)
-
-
 def looks_generated(text: str) -> bool:
     """Minified or machine-generated source: very long lines or a generator's marker near the top."""
     head = text[:2000].lower()
@@ -70,4 +55,4 @@ def looks_generated(text: str) -> bool:
     return any(len(line) > _MAX_LINE_CHARS for line in text.splitlines())
 
 
-__all__ = ["Loaded", "decode", "looks_generated", "read_text"]
+__all__ = ["Loaded", "decode", "looks_generated"]

@@ -11,115 +11,23 @@ loaded, so that a scan with nothing changed costs one ``stat`` per candidate fil
 
 from __future__ import annotations
 
-import fnmatch
 import operator
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
-from agentty_rag.fsguard import is_inside, read_regular
+from agentty_rag.fsguard import is_inside
+from agentty_rag.sources.ignore import Ignore, ignores_at
+from agentty_rag.sources.names import (
+    is_generated_name,
+    is_pruned_dir,
+    is_secret_name,
+    is_utf8_name,
+    printable_path,
+)
 from agentty_rag.types import FileStamp
-
-# Directories that never hold a project's own sources or docs: VCS data, dependency trees, virtual
-# environments, build outputs and caches. Matched on the directory's name, before descending.
-PRUNED_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".bzr",
-        ".agentty",
-        "node_modules",
-        "bower_components",
-        "jspm_packages",
-        "vendor",
-        "third_party_vendor",
-        ".venv",
-        "venv",
-        "virtualenv",
-        "site-packages",
-        "__pypackages__",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".tox",
-        ".nox",
-        ".eggs",
-        "dist",
-        "build",
-        "target",
-        "out",
-        "_build",
-        "coverage",
-        "htmlcov",
-        ".next",
-        ".nuxt",
-        ".svelte-kit",
-        ".turbo",
-        ".parcel-cache",
-        ".cache",
-        ".gradle",
-        ".terraform",
-        "Pods",
-        "DerivedData",
-        "bin",
-        "obj",
-    }
-)
-PRUNED_SUFFIXES = (".egg-info",)
-
-# Files whose name says they hold credentials. Skipped (and reported) unless the user opts in.
-SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "*.tfvars",
-    "*.tfvars.json",
-    "*.tfstate",
-    "*.tfstate.*",
-    "*.properties",
-    "secrets.json",
-    "secrets.yaml",
-    "secrets.yml",
-    "secrets.toml",
-    "credentials",
-    "credentials.json",
-    "credentials.yaml",
-    "credentials.yml",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".htpasswd",
-)
-
-# Generated files recognisable by name; content-based detection happens at load time.
-GENERATED_PATTERNS = (
-    "*.min.js",
-    "*.min.css",
-    "*.min.mjs",
-    "*.pb.go",
-    "*_pb2.py",
-    "*_pb2_grpc.py",
-    "*.g.dart",
-)
 
 # How many skipped paths a report keeps per reason (counts are always complete).
 REPORT_PATHS_PER_REASON = 20
@@ -158,17 +66,6 @@ class SkipReport:
     def to_json(self) -> dict[str, object]:
         return {"counts": dict(sorted(self.counts.items())), "examples": dict(sorted(self.examples.items()))}
 
-    @classmethod
-    def from_json(cls, data: object) -> SkipReport:
-        report = cls()
-        if isinstance(data, dict):
-            counts, examples = data.get("counts", {}), data.get("examples", {})
-            if isinstance(counts, dict):
-                report.counts = {str(k): int(v) for k, v in counts.items() if isinstance(v, int)}
-            if isinstance(examples, dict):
-                report.examples = {str(k): [str(p) for p in v] for k, v in examples.items() if isinstance(v, list)}
-        return report
-
 
 @dataclass
 class ScanResult:
@@ -197,94 +94,7 @@ class WalkRules:
     secrets: bool = False
 
 
-class _Ignore:
-    """The stack of gitignore specs that applies to one directory, deepest last."""
-
-    def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
-        self.specs = specs
-
-    def with_file(self, base_rel: str, file: Path, boundary: str) -> _Ignore:
-        lines = _read_ignore_lines(file, boundary)
-        if not lines:
-            return self
-        return _Ignore((*self.specs, (base_rel, ignore_spec(lines))))
-
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        """Git's rule: the deepest file with a matching pattern decides; within a file, the last pattern."""
-        decision: bool | None = None
-        for base, spec in self.specs:
-            sub = rel[len(base) + 1 :] if base else rel
-            if is_dir:
-                sub += "/"
-            result = spec.check_file(sub).include
-            if result is not None:
-                decision = result
-        return bool(decision)
-
-
-_IGNORE_MAX_BYTES = 1 << 20
-
-
-def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    """Gitignore lines compiled for RE2, whose matching time grows linearly with the path: a hostile line
-    (``*a*a*a*x``, ``**/a/**/a/…``) cannot make the scan before every search backtrack for seconds. A line
-    that cannot be compiled is left out; the others apply."""
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
-    except Exception:  # an invalid pattern or one RE2 refuses: find it, keep the rest
-        kept = [line for line in lines if _compiles(line)]
-        return pathspec.GitIgnoreSpec.from_lines(kept, backend="re2")
-
-
-def _compiles(line: str) -> bool:
-    try:
-        pathspec.GitIgnoreSpec.from_lines([line], backend="re2")
-    except Exception:
-        return False
-    return True
-
-
-def _read_ignore_lines(file: Path, boundary: str) -> list[str]:
-    """The lines of an ignore file inside ``boundary`` (none when it is missing, too large, a link out or a FIFO)."""
-    try:
-        data = read_regular(str(file), boundary, _IGNORE_MAX_BYTES)
-    except OSError:
-        return []
-    if len(data) > _IGNORE_MAX_BYTES:
-        return []
-    return data.decode("utf-8", errors="replace").splitlines()
-
-
 _by_name = operator.attrgetter("name")
-
-
-def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
-
-
-_SECRET = _compile(SECRET_PATTERNS)
-_GENERATED = _compile(GENERATED_PATTERNS)
-
-
-def is_secret_name(name: str) -> bool:
-    return _SECRET.match(name) is not None
-
-
-def is_generated_name(name: str) -> bool:
-    return _GENERATED.match(name) is not None
-
-
-def is_pruned_dir(name: str) -> bool:
-    return name in PRUNED_DIRS or name.startswith(".") or name.endswith(PRUNED_SUFFIXES)
-
-
-def is_utf8_name(name: str) -> bool:
-    """False for a name holding bytes that are not UTF-8 (Python keeps them as lone surrogates)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def folder_boundary(folder: Path, workspace: Path) -> str:
@@ -299,24 +109,6 @@ def folder_boundary(folder: Path, workspace: Path) -> str:
     if is_inside(named, os.path.abspath(workspace)) or is_inside(named, workspace_real):
         return workspace_real
     return os.path.realpath(named)
-
-
-def printable_path(path: str) -> str:
-    """A path whose bytes are not all UTF-8, with those bytes shown as ``\\xff``."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def _ignores_at(workspace: Path, start_rel: str) -> _Ignore:
-    """Ignore rules in force at ``start_rel``: the workspace's exclude files and every .gitignore down to it."""
-    ignore = _Ignore()
-    boundary = str(workspace)
-    for file in (".git/info/exclude", ".agentty/ignore", ".gitignore"):
-        ignore = ignore.with_file("", workspace / file, boundary)
-    base = ""
-    for part in start_rel.split("/") if start_rel else ():
-        base = f"{base}/{part}" if base else part
-        ignore = ignore.with_file(base, workspace / base / ".gitignore", boundary)
-    return ignore
 
 
 def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
@@ -345,7 +137,7 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
     start_rel = os.path.relpath(start_real, ws_real).replace(os.sep, "/") if start_real != ws_real else ""
     walk = _Walk(ws_real, rules)
     walk.visited.add(start_real)
-    walk.run([(start_real, start_rel, "", _ignores_at(Path(ws_real), start_rel))])
+    walk.run([(start_real, start_rel, "", ignores_at(Path(ws_real), start_rel))])
     # Then what only a symlink reaches: folders first (they may hold more links), then files.
     while walk.linked_dirs:
         pending, walk.linked_dirs = walk.linked_dirs, []
@@ -365,7 +157,7 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
 
 
 # (real path, path relative to the workspace, path relative to start, ignore rules in force)
-_DirItem = tuple[str, str, str, _Ignore]
+_DirItem = tuple[str, str, str, Ignore]
 
 
 class _Walk:
@@ -404,7 +196,7 @@ class _Walk:
             stack.extend(reversed(subdirs))
 
     def _entry(
-        self, entry: os.DirEntry[str], real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: _Ignore
+        self, entry: os.DirEntry[str], real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: Ignore
     ) -> _DirItem | None:
         """Handle one directory entry; returns a folder to descend into, if any."""
         name = entry.name
@@ -501,17 +293,14 @@ def stamp_files(paths: Iterable[tuple[str, Path, str]]) -> ScanResult:
     return ScanResult(files, skipped)
 
 
+# is_inside is fsguard's; service.py imports it from here.
 __all__ = [
-    "PRUNED_DIRS",
+    "REPORT_PATHS_PER_REASON",
     "ScanResult",
     "SkipReport",
     "WalkRules",
     "folder_boundary",
     "is_inside",
-    "is_pruned_dir",
-    "is_utf8_name",
-    "printable_path",
-    "is_secret_name",
     "scan_tree",
     "stamp_files",
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentty_rag.chunking.code import chunk_code
-from agentty_rag.chunking.headers import header_language, outside_cplusplus_sections
 from agentty_rag.chunking.languages import language_of
+from agentty_rag.sources.headers import header_language, outside_cplusplus_sections
 from agentty_rag.types import Document
 
 C_HEADER = """\

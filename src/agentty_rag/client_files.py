@@ -1,0 +1,200 @@
+"""A client's files before and after ``init``'s edits: each edit merged into the file's text so that only
+agentty-rag's own entry changes, the changes shown as a diff, then written atomically.
+
+Nothing is written until every edit has been merged: an unreadable file, invalid JSON or TOML, or an entry
+that differs (without ``--force``) stops ``init`` with a ``ClientError`` first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentty_rag import jsonc
+from agentty_rag.clients import BLOCK_END, BLOCK_START, Edit, Kind
+from agentty_rag.errors import ClientError, Conflict
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file before and after the edits (``None``: the file does not exist, or is deleted)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def _is_our_hook(item: object) -> bool:
+    if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
+        return False
+    commands = [h.get("command", "") for h in item["hooks"] if isinstance(h, dict)]
+    return any(isinstance(c, str) and "inject" in c and ("agentty-rag" in c or "agentty_rag" in c) for c in commands)
+
+
+def _json(edit: Edit, text: str, remove: bool, force: bool) -> str:
+    if edit.kind == "json-item":
+        current = jsonc.get(text, edit.keys) if text.strip() else None
+        present = [item for item in current if _is_our_hook(item)] if isinstance(current, list) else []
+        if remove:
+            return jsonc.remove_items(text, edit.keys, _is_our_hook) if present else text
+        if present == [edit.value]:
+            return text
+        if present and not force:
+            raise Conflict(f"{edit.path}: the agentty-rag hook differs from what init writes")
+        if present:
+            text = jsonc.remove_items(text, edit.keys, _is_our_hook)
+        return jsonc.insert_item(text, edit.keys, edit.value)
+    if remove:
+        return jsonc.remove_member(text, edit.keys, edit.key) if text.strip() else text
+    current = jsonc.get(text, (*edit.keys, edit.key)) if text.strip() else None
+    if current is not None and current != edit.value and not force:
+        raise Conflict(f"{edit.path}: the {edit.key!r} entry differs from what init writes")
+    return text if current == edit.value else jsonc.set_member(text, edit.keys, edit.key, edit.value)
+
+
+def _toml(edit: Edit, text: str, remove: bool, force: bool) -> str:
+    import tomlkit  # only init needs it: the hook and the server start without it
+    import tomlkit.exceptions
+
+    try:
+        document = tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as error:
+        raise ClientError(f"{edit.path} is not valid TOML ({error}); fix it or move it aside") from None
+    servers = document.get(edit.keys[0])
+    current = servers.get(edit.key) if servers is not None else None
+    if remove:
+        if servers is None or current is None:
+            return text
+        del servers[edit.key]
+        if not servers:
+            del document[edit.keys[0]]
+        out = tomlkit.dumps(document)
+        return out.rstrip("\n") + "\n" if out.strip() else ""
+    if current is not None and current.unwrap() == edit.value:
+        return text
+    if current is not None and not force:
+        raise Conflict(f"{edit.path}: [{edit.keys[0]}.{edit.key}] differs from what init writes")
+    table = tomlkit.table()
+    assert isinstance(edit.value, dict)
+    for name, item in edit.value.items():
+        table.add(name, item)
+    table.add(tomlkit.nl())
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        document.add(edit.keys[0], servers)
+    if current is not None:
+        del servers[edit.key]
+    servers.add(edit.key, table)
+    return tomlkit.dumps(document)
+
+
+def _block(edit: Edit, text: str, remove: bool, force: bool) -> str:
+    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
+    if start >= 0 and end > start:
+        block_end = end + len(BLOCK_END) + (1 if text[end + len(BLOCK_END) :].startswith("\n") else 0)
+        present = text[start:block_end]
+        if not remove and present == edit.value:
+            return text
+        if not remove and not force:
+            raise Conflict(f"{edit.path}: the agentty-rag block differs from what init writes")
+        before = text[:start]
+        if before.endswith("\n\n"):
+            before = before[:-1]
+        text = before + text[block_end:]
+    if remove:
+        return text
+    assert isinstance(edit.value, str)
+    if not text.strip():
+        return edit.value
+    return text + ("" if text.endswith("\n") else "\n") + "\n" + edit.value
+
+
+def _empty(kind: Kind, text: str) -> bool:
+    if kind in ("json-member", "json-item"):
+        return jsonc.is_empty(text)
+    return not text.strip()
+
+
+_APPLY: dict[Kind, Callable[[Edit, str, bool, bool], str]] = {
+    "json-member": _json,
+    "json-item": _json,
+    "toml-table": _toml,
+    "text-block": _block,
+}
+
+
+def plan(edits: list[Edit], *, remove: bool = False, force: bool = False) -> list[Change]:
+    """Each touched file before and after its edits; raises ``ClientError`` before anything is written."""
+    texts: dict[Path, str | None] = {}
+    kinds: dict[Path, Kind] = {}
+    for edit in edits:
+        if edit.path not in texts:
+            texts[edit.path] = _read(edit.path)
+        kinds[edit.path] = edit.kind
+        text = texts[edit.path] or ""
+        if remove and texts[edit.path] is None:
+            continue
+        try:
+            texts[edit.path] = _APPLY[edit.kind](edit, text, remove, force)
+        except jsonc.JsoncError as error:
+            raise ClientError(f"{edit.path} is not valid JSON ({error}); fix it or move it aside") from None
+    changes = []
+    for path, after in texts.items():
+        before = _read(path)
+        if remove and after is not None and before is not None and _empty(kinds[path], after):
+            after = None
+        changes.append(Change(path, before, after))
+    return changes
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ClientError(f"cannot read {path} ({error})") from None
+
+
+def diff(change: Change, shown: str) -> str:
+    """The change as a unified diff, with paths as the user knows them."""
+    before = (change.before or "").splitlines(keepends=True)
+    after = (change.after or "").splitlines(keepends=True)
+    old = "/dev/null" if change.before is None else f"a/{shown}"
+    new = "/dev/null" if change.after is None else f"b/{shown}"
+    lines = difflib.unified_diff(before, after, old, new)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def write(changes: list[Change], stop_at: Path) -> None:
+    """Write (or delete) each changed file atomically; folders left empty are removed up to ``stop_at``."""
+    for change in changes:
+        if not change.changed:
+            continue
+        if change.after is None:
+            change.path.unlink(missing_ok=True)
+            _remove_empty_parents(change.path.parent, stop_at)
+            continue
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = change.path.with_name(f".{change.path.name}.agentty-{os.getpid()}")
+        temporary.write_text(change.after, encoding="utf-8")
+        os.replace(temporary, change.path)
+
+
+def _remove_empty_parents(folder: Path, stop_at: Path) -> None:
+    while folder != stop_at and stop_at in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+__all__ = ["Change", "diff", "plan", "write"]
