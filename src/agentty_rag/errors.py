@@ -12,6 +12,7 @@ AgenttyRagError                  every error agentty-rag defines
 │   ├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
 │   └── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
 │                                lives in memory for the process
+├── MalformedValue (ValueError)  config: an AGENTTY_* value does not parse; the default is used, with a warning
 ├── UnsafeFile (OSError)         fsguard: a path that must not be opened (a link out of its folder, not a file)
 ├── EmbeddingError               index.dense: an embedding request failed; the dense leg reports why
 ├── JsoncError (ValueError)      jsonc: the text is not JSON or JSONC
@@ -32,6 +33,10 @@ class AgenttyRagError(Exception):
 
 class AgenttyError(AgenttyRagError):
     """Base class of the errors a user sees; ``str(error)`` is written for the user, with the remedy."""
+
+
+class MalformedValue(AgenttyRagError, ValueError):
+    """A raw setting value that does not parse; the message says what was expected."""
 
 
 class BadRequest(AgenttyError):
@@ -116,6 +121,7 @@ __all__ = [
     "IndexNotBuilt",
     "IndexUnwritable",
     "JsoncError",
+    "MalformedValue",
     "ManifestError",
     "QueriesError",
     "StdinError",

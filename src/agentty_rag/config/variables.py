@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from agentty_rag.errors import MalformedValue
+
 Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice", "sources"]
 T = TypeVar("T")
 _KEY = "agentty_variable"
@@ -89,10 +91,6 @@ def declared(group: type) -> tuple[Variable, ...]:
 # -- parsing -------------------------------------------------------------------------------------------------
 
 
-class _Malformed(ValueError):
-    """A raw value that does not parse; the message says what was expected."""
-
-
 def describe_default(var: Variable) -> str:
     """The default as a user would write it (``unset``, ``1``/``0``, a comma-separated list, the value)."""
     if var.default is None:
@@ -124,14 +122,14 @@ def _parse_bool(var: Variable, text: str, warnings: list[str]) -> object:
         return True
     if text.lower() in _FALSE:
         return False
-    raise _Malformed("a boolean (1/0, true/false, yes/no, on/off)")
+    raise MalformedValue("a boolean (1/0, true/false, yes/no, on/off)")
 
 
 def _parse_int(var: Variable, text: str, warnings: list[str]) -> object:
     try:
         number = int(text.replace("_", ""))
     except ValueError:
-        raise _Malformed("an integer") from None
+        raise MalformedValue("an integer") from None
     return int(_clamp(var, number, text, warnings))
 
 
@@ -139,22 +137,22 @@ def _parse_float(var: Variable, text: str, warnings: list[str]) -> object:
     try:
         real = float(text)
     except ValueError:
-        raise _Malformed("a number") from None
+        raise MalformedValue("a number") from None
     if real != real:  # NaN compares unequal to itself
-        raise _Malformed("a number")
+        raise MalformedValue("a number")
     return float(_clamp(var, real, text, warnings))
 
 
 def _parse_choice(var: Variable, text: str, warnings: list[str]) -> object:
     if text.lower() in var.choices:
         return text.lower()
-    raise _Malformed("one of " + ", ".join(var.choices))
+    raise MalformedValue("one of " + ", ".join(var.choices))
 
 
 def _parse_sources(var: Variable, text: str, warnings: list[str]) -> object:
     names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
     if not names or any(n not in var.choices for n in names):
-        raise _Malformed("a comma-separated list of " + " and ".join(var.choices))
+        raise MalformedValue("a comma-separated list of " + " and ".join(var.choices))
     return names
 
 
@@ -187,7 +185,7 @@ def parse_variable(var: Variable, raw: str, warnings: list[str]) -> object:
     """Parse one raw value; on error append a warning and return the default."""
     try:
         return _PARSERS[var.kind](var, raw.strip(), warnings)
-    except _Malformed as expected:
+    except MalformedValue as expected:
         warnings.append(f"{var.name}={raw!r} is not {expected}; using the default ({describe_default(var)})")
         return var.default
 
