@@ -28,8 +28,9 @@ from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOC
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.render import render_structured, render_text
 from agentty_rag.retrieve.features import QueryProfile
-from agentty_rag.retrieve.pipeline import Filters, Options, Retrieved, search
+from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.retrieve.rerank import Reranked
+from agentty_rag.source_kinds import choice_names, chosen_kind
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
@@ -44,14 +45,6 @@ MAX_K = 50
 # The command line embeds at most this many missing chunks before a search (an edited file or two).
 SYNC_EMBED_LIMIT = 64
 MAX_QUERY_CHARS = 4000
-DOC_SOURCE_NAMES = {
-    "docs": "docs",
-    "doc": "docs",
-    "skills": "skill",
-    "skill": "skill",
-    "memory": "memory",
-    "memories": "memory",
-}
 
 
 @dataclass(frozen=True)
@@ -258,14 +251,16 @@ class Workspace:
         if isinstance(sources, str):
             sources = [sources]
         kinds: list[str] = []
+        offered = choice_names("docs")
         for name in sources:
-            kind = DOC_SOURCE_NAMES.get(str(name).strip().lower())
+            kind = chosen_kind("docs", str(name))
             if kind is None:
-                raise BadRequest(f"unknown source {name!r}; use any of: docs, skills, memory")
-            if kind not in kinds:
-                kinds.append(kind)
+                raise BadRequest(f"unknown source {name!r}; use any of: {', '.join(offered)}")
+            if kind.name not in kinds:
+                kinds.append(kind.name)
         if not kinds:
-            raise BadRequest("sources is empty; leave it out to search docs, skills and memory")
+            everything = ", ".join(offered[:-1]) + " and " + offered[-1]
+            raise BadRequest(f"sources is empty; leave it out to search {everything}")
         return tuple(kinds)
 
     @staticmethod
@@ -364,7 +359,7 @@ class Workspace:
         if index.n_chunks == 0:
             return None
         self._prepare_vectors(name, index)
-        return search(index, query, k, filters, self.options(), vector)
+        return search(index, query, k, filters, self.plan(), vector)
 
     def _build_thread(self, name: str) -> threading.Thread:
         """The thread that builds an index in the background (started when none is running)."""
@@ -541,18 +536,9 @@ class Workspace:
             "chunks": live,
         }
 
-    def options(self) -> Options:
+    def plan(self) -> Plan:
         """Which ranking stages run, from the settings."""
-        s = self.settings
-        return Options(
-            rerank=s.rerank,
-            file_ranking=s.file_ranking,
-            mmr=s.mmr,
-            mmr_lambda=s.mmr_lambda,
-            stitch=s.stitch,
-            bm25_weight=s.bm25_weight,
-            dense_weight=s.dense_weight,
-        )
+        return Plan.from_settings(self.settings)
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
@@ -562,7 +548,7 @@ class Workspace:
         if status.state == "ready" and status.profile is not None:
             index.use_embeddings(status.profile)
         with index.lock:
-            return search(index, query, k, filters or Filters(), self.options(), vector)
+            return search(index, query, k, filters or Filters(), self.plan(), vector)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
