@@ -9,7 +9,9 @@ from agentty_rag.budget import BudgetConfig
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.config import GROUPS, VARIABLES, Settings, load_settings, variable
 from agentty_rag.config.table import generated_part, rewrite, tables
-from agentty_rag.retrieve.pipeline import Options
+from agentty_rag.retrieve.stages.fuse import Fuse
+from agentty_rag.retrieve.stages.mmr import Diversify
+from agentty_rag.retrieve.stages.stitch import Stitch
 from agentty_rag.service import Workspace
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -154,7 +156,6 @@ def test_each_stage_takes_its_values_from_the_settings(tmp_path: Path) -> None:
         0.9,
         False,
     )
-    options = Workspace(tmp_path, settings).options()
-    assert options == Options(
-        rerank=False, mmr=True, mmr_lambda=0.5, stitch=False, bm25_weight=2.0, dense_weight=3.0, file_ranking=False
-    )
+    plan = Workspace(tmp_path, settings).plan()
+    assert plan.stages == (Fuse(bm25_weight=2.0, dense_weight=3.0), Diversify(lam=0.5), Stitch(stitching=False))
+    assert plan.dense

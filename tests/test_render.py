@@ -16,9 +16,35 @@ def test_provenance_forms() -> None:
 
 
 def test_stitched_heading_paths_read_as_one_label() -> None:
-    assert heading_label("Guide > Auth | Guide > Auth > Tokens") == "Guide > Auth + Tokens"
-    assert heading_label("Keys > Master key | Keys > Webhook secret") == "Keys > Master key + Webhook secret"
-    assert heading_label("Only > One") == "Only > One"
+    assert heading_label(["Guide > Auth", "Guide > Auth > Tokens"]) == "Guide > Auth + Tokens"
+    assert heading_label(["Keys > Master key", "Keys > Webhook secret"]) == "Keys > Master key + Webhook secret"
+    assert heading_label(["Only > One"]) == "Only > One"
+    assert heading_label([]) == ""
+
+
+def test_a_heading_that_holds_a_bar_is_one_heading() -> None:
+    assert heading_label(["Tables > A | B"]) == "Tables > A | B"
+
+
+def test_a_stitched_passage_names_every_part_in_text_and_data() -> None:
+    code = [
+        Chunk("code", "a.py", 1, 4, "def f():\n    return 1\n\n", "python", "method", "class A:", "A.f"),
+        Chunk("code", "a.py", 5, 8, "def g():\n    return 2\n\n", "python", "function", "", "g"),
+    ]
+    prose = [
+        Chunk("docs", "g.md", 1, 3, "# Auth\n\nKeys.", "markdown", "section", "Guide > Auth"),
+        Chunk("docs", "g.md", 4, 6, "## Tokens\n\nTTL.", "markdown", "section", "Guide > Auth > Tokens"),
+    ]
+    hits = (Hit(code[0], 2.0, parts=tuple(code)), Hit(prose[0], 1.0, parts=tuple(prose)))
+    result = SearchResult("search_docs", "q", "bm25", hits, Funnel())
+    packed = fit(hits, replace(BudgetConfig.from_settings(BudgetSettings()), relevance_floor=0.0), 1.0, weakest=0.0)
+    text = render_text(result, packed)
+    assert "[1] code:a.py:1-4 · A.f, g (method+function, python) · relevance 1.00" in text
+    assert "[2] docs:g.md:1-3 · Guide > Auth + Tokens · relevance 0.50" in text
+    first, second = render_structured(result, packed)["results"]
+    assert (first["symbol"], first["kind"], first["heading"]) == ("A.f, g", "method+function", "")
+    assert (second["symbol"], second["kind"]) == ("", "section")
+    assert second["heading"] == "Guide > Auth | Guide > Auth > Tokens"
 
 
 def test_text_and_structured_say_the_same() -> None:

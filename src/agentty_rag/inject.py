@@ -1,9 +1,10 @@
 """Proactive context: before a turn, retrieve for the user's message and hand the agent a small block.
 
 The same retrieval, budget and rendering as the tools, with a different query source (the prompt an agent
-hook passes on stdin) and a tighter budget. No ranking of its own. It stays quiet — prints nothing — for
-small talk, slash commands, prompts without content, retrievals under the confidence threshold, and when the
-mode says so (``off``, or ``first-turn`` after a session's first turn).
+hook passes on stdin) and a tighter budget. No ranking of its own: ``retrieve.merge`` merges the rankings of
+the indexes it reads. It stays quiet — prints nothing — for small talk, slash commands, prompts without
+content, retrievals under the confidence threshold, and when the mode says so (``off``, or ``first-turn``
+after a session's first turn).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from agentty_rag.budget import fit, relevances
+from agentty_rag.budget import fit
 from agentty_rag.errors import StdinError
 from agentty_rag.render import render_context_block
-from agentty_rag.service import MAX_QUERY_CHARS, Workspace, query_evidence
+from agentty_rag.retrieve.merge import merge_retrieved
+from agentty_rag.retrieve.pipeline import Retrieved
+from agentty_rag.service import MAX_QUERY_CHARS, Attempt, Workspace, query_evidence
 from agentty_rag.state import first_time, read_mode
-from agentty_rag.types import Hit
 
 # Replies that carry no question: nothing to retrieve for.
 SMALL_TALK = frozenset(
@@ -118,24 +120,15 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         if building:
             return Injection(None, "quiet: " + "; ".join(building))
     query = " ".join(event.prompt.split())[:MAX_QUERY_CHARS]
-    weighted: list[tuple[float, str, Hit]] = []
-    confidence = 0.0
-    modes: list[str] = []
-    evidence = None
+    found: list[tuple[Attempt, Retrieved]] = []  # the indexes that ranked something
     for name in settings.proactive_sources:
         attempt = workspace.retrieve(name, query, K_PER_SOURCE, wait_s=None if asked else 0.0)
-        retrieved = attempt.retrieved
-        if retrieved is None or not retrieved.hits:
-            continue
-        modes.append(attempt.mode)
-        confidence = max(confidence, retrieved.confidence)
-        if evidence is None and retrieved.profile is not None:
-            evidence = query_evidence(attempt.index, retrieved.profile)
-        scaled = relevances([hit.score for hit in retrieved.hits], retrieved.weakest)
-        for hit, relevance in zip(retrieved.hits, scaled, strict=True):
-            weighted.append((relevance * retrieved.confidence, hit.chunk.chunk_id, hit))
-    if not weighted:
+        if attempt.retrieved is not None and attempt.retrieved.hits:
+            found.append((attempt, attempt.retrieved))
+    merged = merge_retrieved([retrieved for _, retrieved in found], K_PER_SOURCE)
+    if not merged.hits:
         return Injection(None, "quiet: nothing relevant was found")
+    confidence = merged.confidence
     if confidence < settings.proactive_min_confidence:
         return Injection(
             None,
@@ -143,10 +136,11 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
             f"AGENTTY_RAG_PROACTIVE_MIN_CONFIDENCE={settings.proactive_min_confidence}",
             confidence,
         )
-    weighted.sort(key=lambda item: (-item[0], item[1]))
-    hits = tuple(Hit(hit.chunk, score, hit.also) for score, _, hit in weighted[:K_PER_SOURCE])
+    # Extractive compression weighs the query's terms as the first index that ranked anything read them.
+    evidence = next((query_evidence(attempt.index, r.profile) for attempt, r in found if r.profile is not None), None)
     budget = replace(workspace.budget(), total_bytes=settings.proactive_bytes)
-    packed = fit(hits, budget, confidence, evidence, weakest=0.0)
+    packed = fit(merged.hits, budget, confidence, evidence, merged.weakest)
+    modes = [attempt.mode for attempt, _ in found]
     mode_text = "hybrid" if "hybrid" in modes else modes[0].split(" ")[0]
     return Injection(render_context_block(packed, mode_text), "injected", confidence)
 

@@ -23,13 +23,16 @@ import xxhash
 
 from agentty_rag.budget import Packed
 from agentty_rag.retrieve.rerank import Reranked
-from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS
-from agentty_rag.types import Chunk, SearchResult
+from agentty_rag.types import Chunk, Hit, SearchResult
 
 # Characters that break or reorder a line: C0/C1 controls, line and paragraph separators, bidi overrides.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile("`+")
 _TAG_KEY = secrets.token_bytes(16)
+# A stitched passage names every symbol, heading path and chunk kind of its parts, joined by these.
+SYMBOLS_JOINED_BY = ", "
+HEADINGS_JOINED_BY = " | "
+KINDS_JOINED_BY = "+"
 
 
 def printable(text: str) -> str:
@@ -45,9 +48,23 @@ def fenced(text: str, language: str) -> tuple[str, str, str]:
 
 
 def provenance(chunk: Chunk, start: int, end: int) -> str:
-    if chunk.source in ("skill", "memory"):
-        return f"{chunk.source}:{printable(chunk.ref)}"
-    return f"{chunk.source}:{printable(chunk.ref)}:{start}-{end}"
+    """The chunk's provenance for lines ``start``-``end`` (an excerpt may show fewer than the chunk holds)."""
+    return chunk.spec.provenance(printable(chunk.ref), start, end)
+
+
+def symbols(hit: Hit) -> list[str]:
+    """Every symbol path the hit's parts are about, once each, in order."""
+    return list(dict.fromkeys(part.symbol for part in hit.pieces if part.symbol))
+
+
+def headings(hit: Hit) -> list[str]:
+    """Every heading path the hit's parts lie under, once each, in order."""
+    return list(dict.fromkeys(part.context for part in hit.pieces if part.context))
+
+
+def kinds(hit: Hit) -> str:
+    """The kinds of the hit's parts (``method+function`` for a stitched passage)."""
+    return KINDS_JOINED_BY.join(dict.fromkeys(part.kind for part in hit.pieces))
 
 
 def base_mode(mode: str) -> str:
@@ -60,19 +77,19 @@ def funnel_text(result: SearchResult) -> str:
     return " → ".join(parts)
 
 
-def _label(chunk: Chunk) -> str:
-    if chunk.source == "code":
-        symbol = chunk.symbol or "(top level)"
-        return printable(f"{symbol} ({chunk.kind}, {chunk.language})")
-    return printable(heading_label(chunk.context))
+def _label(hit: Hit) -> str:
+    if hit.chunk.spec.code:
+        symbol = SYMBOLS_JOINED_BY.join(symbols(hit)) or "(top level)"
+        return printable(f"{symbol} ({kinds(hit)}, {hit.chunk.language})")
+    return printable(heading_label(headings(hit)))
 
 
-def heading_label(context: str) -> str:
-    """A stitched passage's heading paths, each after the first shown from where it leaves the first:
-    ``Guide > Auth | Guide > Auth > Tokens`` reads ``Guide > Auth + Tokens``."""
-    paths = [p.split(" > ") for p in context.split(SEPARATOR_CONTEXTS) if p]
+def heading_label(contexts: Sequence[str]) -> str:
+    """A passage's heading paths, each after the first shown from where it leaves the first: a stitched
+    passage under ``Guide > Auth`` and ``Guide > Auth > Tokens`` reads ``Guide > Auth + Tokens``."""
+    paths = [p.split(" > ") for p in contexts if p]
     if len(paths) < 2:
-        return context
+        return " > ".join(paths[0]) if paths else ""
     first = paths[0]
     shown = [" > ".join(first)]
     for path in paths[1:]:
@@ -110,12 +127,12 @@ def render_text(result: SearchResult, packed: Packed) -> str:
         return "\n".join(lines)
     for number, passage in enumerate(packed.passages, start=1):
         chunk = passage.hit.chunk
-        label = _label(chunk)
+        label = _label(passage.hit)
         title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
         if label:
             title += f" · {label}"
         title += f" · relevance {passage.relevance:.2f}"
-        if passage.compressed and chunk.source not in ("skill", "memory"):
+        if passage.compressed and chunk.spec.located:
             title += f" · excerpt of {chunk.start_line}-{chunk.end_line}"
         elif passage.compressed:
             title += " · excerpt"
@@ -123,7 +140,7 @@ def render_text(result: SearchResult, packed: Packed) -> str:
         lines.append(title)
         if passage.hit.also:
             lines.append("also in: " + ", ".join(printable(also) for also in passage.hit.also))
-        if chunk.source == "code":
+        if chunk.spec.code:
             lines.extend(fenced(passage.text, chunk.language))
         else:
             lines.append(passage.text)
@@ -152,10 +169,10 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
                 "lines": [p.start_line, p.end_line],
                 "score": round(p.hit.score, 6),
                 "relevance": round(p.relevance, 4),
-                "kind": p.hit.chunk.kind,
+                "kind": kinds(p.hit),
                 "language": p.hit.chunk.language,
-                "heading": p.hit.chunk.context if p.hit.chunk.source != "code" else "",
-                "symbol": p.hit.chunk.symbol,
+                "heading": "" if p.hit.chunk.spec.code else HEADINGS_JOINED_BY.join(headings(p.hit)),
+                "symbol": SYMBOLS_JOINED_BY.join(symbols(p.hit)),
                 "text": p.text,
                 "compressed": p.compressed,
                 "also": list(p.hit.also),
@@ -174,7 +191,7 @@ def block_tag(packed: Packed) -> str:
     """A tag for one block's delimiters: a keyed hash of its passages, which no passage can predict."""
     digest = xxhash.xxh3_64(_TAG_KEY)
     for passage in packed.passages:
-        digest.update(passage.hit.chunk.chunk_id.encode("ascii"))
+        digest.update(passage.hit.key.encode("ascii"))
         digest.update(passage.text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:12]
 
@@ -194,10 +211,10 @@ def render_context_block(packed: Packed, mode: str) -> str:
     ]
     for number, passage in enumerate(packed.passages, start=1):
         chunk = passage.hit.chunk
-        label = _label(chunk)
+        label = _label(passage.hit)
         lines.append("")
         lines.append(f"[{number}] {sources[number - 1]}" + (f" · {label}" if label else ""))
-        if chunk.source == "code":
+        if chunk.spec.code:
             lines.extend(fenced(passage.text, chunk.language))
         else:
             lines.append(passage.text)
@@ -215,7 +232,7 @@ def render_explanation(explanations: Sequence[Reranked], limit: int = 10) -> str
     ]
     for number, item in enumerate(explanations[:limit], start=1):
         chunk = item.candidate.chunk
-        label = chunk.symbol if chunk.source == "code" else chunk.context
+        label = chunk.symbol if chunk.spec.code else chunk.context
         lines.append(f"{number:>2}. {item.score:6.3f}  {chunk.provenance}  {label}".rstrip())
         parts = [
             f"{name} {value:+.3f}" if name != "fused" else f"fused {value:.3f}"
@@ -227,15 +244,22 @@ def render_explanation(explanations: Sequence[Reranked], limit: int = 10) -> str
 
 
 __all__ = [
+    "HEADINGS_JOINED_BY",
+    "KINDS_JOINED_BY",
+    "SYMBOLS_JOINED_BY",
     "block_tag",
     "confidence_bar",
     "fenced",
     "funnel_text",
     "header",
+    "heading_label",
+    "headings",
+    "kinds",
     "printable",
     "provenance",
     "render_context_block",
     "render_explanation",
     "render_structured",
     "render_text",
+    "symbols",
 ]

@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 from mcp import MCPError
@@ -43,6 +43,7 @@ from agentty_rag.discovery import Located, from_roots
 from agentty_rag.errors import AgenttyError, BadRequest
 from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.service import MAX_K, Outcome, Workspace
+from agentty_rag.source_kinds import DocsChoice, choice_names
 
 log = logging.getLogger(__name__)
 
@@ -257,8 +258,8 @@ class SearchDocsArgs(_Strict):
         description="Only this file or folder of the docs (relative to the docs folder or the workspace).",
         max_length=4096,
     )
-    sources: list[Literal["docs", "skills", "memory"]] | None = Field(
-        None, description="Which sources to search (docs, skills, memory); all when omitted."
+    sources: list[DocsChoice] | None = Field(
+        None, description=f"Which sources to search ({', '.join(choice_names('docs'))}); all when omitted."
     )
 
 

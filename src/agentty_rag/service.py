@@ -20,7 +20,7 @@ from typing import Any
 from agentty_rag.budget import BudgetConfig, Packed, fit
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
-from agentty_rag.config import RankingSettings, Settings, stage_values
+from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
 from agentty_rag.errors import AgenttyError, BadRequest, IndexBusy, IndexCorrupt, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex, IndexConfig
@@ -28,8 +28,9 @@ from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOC
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.render import render_structured, render_text
 from agentty_rag.retrieve.features import QueryProfile
-from agentty_rag.retrieve.pipeline import Filters, Options, Retrieved, search
+from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.retrieve.rerank import Reranked
+from agentty_rag.source_kinds import choice_names, chosen_kind
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
@@ -42,14 +43,6 @@ log = logging.getLogger(__name__)
 
 MAX_K = 50
 MAX_QUERY_CHARS = 4000
-DOC_SOURCE_NAMES = {
-    "docs": "docs",
-    "doc": "docs",
-    "skills": "skill",
-    "skill": "skill",
-    "memory": "memory",
-    "memories": "memory",
-}
 
 
 @dataclass(frozen=True)
@@ -259,14 +252,16 @@ class Workspace:
         if isinstance(sources, str):
             sources = [sources]
         kinds: list[str] = []
+        offered = choice_names("docs")
         for name in sources:
-            kind = DOC_SOURCE_NAMES.get(str(name).strip().lower())
+            kind = chosen_kind("docs", str(name))
             if kind is None:
-                raise BadRequest(f"unknown source {name!r}; use any of: docs, skills, memory")
-            if kind not in kinds:
-                kinds.append(kind)
+                raise BadRequest(f"unknown source {name!r}; use any of: {', '.join(offered)}")
+            if kind.name not in kinds:
+                kinds.append(kind.name)
         if not kinds:
-            raise BadRequest("sources is empty; leave it out to search docs, skills and memory")
+            everything = ", ".join(offered[:-1]) + " and " + offered[-1]
+            raise BadRequest(f"sources is empty; leave it out to search {everything}")
         return tuple(kinds)
 
     @staticmethod
@@ -362,7 +357,7 @@ class Workspace:
         if index.n_chunks == 0:
             return None
         self.dense.prepare(index)
-        return search(index, query, k, filters, self.options(), vector)
+        return search(index, query, k, filters, self.plan(), vector)
 
     def _build_thread(self, name: str) -> threading.Thread:
         """The thread that builds an index in the background (started when none is running)."""
@@ -430,9 +425,9 @@ class Workspace:
         """The embedding backend's state and how much of an index has vectors (probes if not done yet)."""
         return self.dense.index_status(self.index(name))
 
-    def options(self) -> Options:
-        """Which ranking stages run: the ranking settings, field for field."""
-        return Options(**stage_values(self.settings, RankingSettings))
+    def plan(self) -> Plan:
+        """Which ranking stages run, from the settings."""
+        return Plan.from_settings(self.settings)
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
@@ -440,7 +435,7 @@ class Workspace:
         vector, _ = self.dense.query_vector(query)
         self.dense.use_profile(index)
         with index.reading():
-            return search(index, query, k, filters or Filters(), self.options(), vector)
+            return search(index, query, k, filters or Filters(), self.plan(), vector)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""

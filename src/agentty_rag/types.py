@@ -5,13 +5,11 @@ No logic and no I/O lives here beyond trivial derived properties.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
 
 import xxhash
 
-SourceKind = Literal["docs", "skill", "memory", "code"]
-SOURCE_KINDS: tuple[SourceKind, ...] = ("docs", "skill", "memory", "code")
+from agentty_rag.source_kinds import SourceKind, SourceSpec, source_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,32 +61,53 @@ class Chunk:
         return xxhash.xxh3_128_hexdigest(key.encode("utf-8", "surrogatepass"))
 
     @property
+    def spec(self) -> SourceSpec:
+        """What its source kind is (see ``source_kinds``)."""
+        return source_spec(self.source)
+
+    @property
     def own_name(self) -> str:
         """The name a passage is about: the last part of a symbol path, the deepest heading, a skill or fact id."""
-        if self.source == "code":
+        named_by = self.spec.named_by
+        if named_by == "symbol":
             return self.symbol.rsplit(".", 1)[-1]
-        if self.source in ("skill", "memory"):
+        if named_by == "ref":
             return self.ref
         return self.context.rsplit(" > ", 1)[-1] if self.context else ""
 
     @property
     def provenance(self) -> str:
         """``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID`` or ``code:src/x.py:80-126``."""
-        if self.source in ("skill", "memory"):
-            return f"{self.source}:{self.ref}"
-        return f"{self.source}:{self.ref}:{self.start_line}-{self.end_line}"
+        return self.spec.provenance(self.ref, self.start_line, self.end_line)
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     """A chunk with the score retrieval gave it (higher is better).
 
-    ``also`` lists the provenance of duplicates that were collapsed into this hit.
+    ``also`` lists the provenance of duplicates that were collapsed into this hit. A stitched passage has
+    ``parts``: the chunks it joins, in the order they were joined (the earlier-starting one first); its
+    ``chunk`` then holds the joined lines and text, and its other fields are those of its first part.
     """
 
     chunk: Chunk
     score: float
     also: tuple[str, ...] = ()
+    parts: tuple[Chunk, ...] = ()
+
+    @property
+    def pieces(self) -> tuple[Chunk, ...]:
+        """The chunks this hit shows: its parts when it was stitched, else its chunk alone."""
+        return self.parts or (self.chunk,)
+
+    @property
+    def key(self) -> str:
+        """A stable identity for breaking ties: its chunk's id; a stitched passage's also covers every symbol
+        it joins (hashed as one path list, as stitched passages have always been, so ties break as before)."""
+        if not self.parts:
+            return self.chunk.chunk_id
+        symbols = ", ".join(dict.fromkeys(part.symbol for part in self.parts if part.symbol))
+        return replace(self.chunk, symbol=symbols).chunk_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,4 +134,4 @@ class SearchResult:
     workspace: str = ""  # the workspace searched, named when it is not the folder the process started in
 
 
-__all__ = ["SOURCE_KINDS", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]
+__all__ = ["Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

@@ -11,13 +11,17 @@ from hypothesis import strategies as st
 
 from agentty_rag.bench.datasets import Label, Query
 from agentty_rag.bench.run import score_query
-from agentty_rag.types import Chunk
+from agentty_rag.types import Chunk, Hit
 
 FILES = ("a.py", "b.py", "pkg/a.py", "c.go")
 
 
 def _chunk(path: str, start: int) -> Chunk:
     return Chunk("code", path, start, start + 9, f"text of {path} at {start}", "python", "function")
+
+
+def _hits(chunks: list[Chunk]) -> list[Hit]:
+    return [Hit(chunk, 0.0) for chunk in chunks]
 
 
 def _first_passage_ndcg10(
@@ -62,7 +66,7 @@ def test_passage_level_counts_a_labeled_file_at_its_first_passage(
     chunks = [_chunk(path, start) for path, start in ranked]
     spans = [(path, start, None if start is None else start + 5) for path, start in wanted]
     labels = tuple(Label.parse(path if lo is None else f"{path}:{lo}-{hi}", "code") for path, lo, hi in spans)
-    score = score_query(Query("q", "x", labels), chunks, "passage", 0.0)
+    score = score_query(Query("q", "x", labels), _hits(chunks), "passage", 0.0)
     passages = [(c.ref, c.start_line, c.end_line) for c in chunks]
     assert math.isclose(score.ndcg10, _first_passage_ndcg10(passages, spans), abs_tol=1e-12)
 
@@ -73,7 +77,7 @@ def test_file_level_ranks_the_distinct_files(
 ) -> None:
     chunks = [_chunk(path, start) for path, start in ranked]
     labels = tuple(Label.parse(path, "code") for path, _ in wanted)
-    score = score_query(Query("q", "x", labels), chunks, "file", 0.0)
+    score = score_query(Query("q", "x", labels), _hits(chunks), "file", 0.0)
     expected = _distinct_file_ranks([(c.ref, c.start_line, c.end_line) for c in chunks], {p for p, _ in wanted})
     assert score.rr == expected["mrr"]
     assert {f"hit@{k}": v for k, v in score.hit.items()} == {k: v for k, v in expected.items() if k != "mrr"}
@@ -83,8 +87,8 @@ def test_a_file_repeated_at_the_top_pushes_the_next_one_down_only_at_passage_lev
     chunks = [_chunk("a.py", 1), _chunk("a.py", 20), _chunk("b.py", 1)]
     query = Query("q", "x", (Label.parse("a.py", "code"), Label.parse("b.py", "code")))
     ideal = 1 + 1 / math.log2(3)
-    assert math.isclose(score_query(query, chunks, "passage", 0.0).ndcg10, (1 + 1 / math.log2(4)) / ideal)
-    assert math.isclose(score_query(query, chunks, "file", 0.0).ndcg10, 1.0)
+    assert math.isclose(score_query(query, _hits(chunks), "passage", 0.0).ndcg10, (1 + 1 / math.log2(4)) / ideal)
+    assert math.isclose(score_query(query, _hits(chunks), "file", 0.0).ndcg10, 1.0)
     # a file of the same name in another folder is another file
-    other = score_query(Query("q", "x", (Label.parse("a.py", "code"),)), [_chunk("pkg/a.py", 1)], "file", 0.0)
+    other = score_query(Query("q", "x", (Label.parse("a.py", "code"),)), _hits([_chunk("pkg/a.py", 1)]), "file", 0.0)
     assert other.rr == 0.0

@@ -11,8 +11,8 @@ from pathlib import Path
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
-from agentty_rag.retrieve.pipeline import standings
 from agentty_rag.retrieve.rerank import FILE_FEATURES, rank_files, rerank
+from agentty_rag.retrieve.stages.rerank import standings
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
 from tests.conftest import LEXICAL, write

@@ -23,7 +23,7 @@ def test_overlapping_chunks_become_one_passage_with_exact_lines() -> None:
     (merged,) = stitch([_hit(_code(10, 20, "A.f"), 2.0), _hit(_code(15, 25, "A.g"), 1.0)])
     assert (merged.chunk.start_line, merged.chunk.end_line) == (10, 25)
     assert merged.chunk.text == "\n".join(LINES[9:25])
-    assert merged.chunk.symbol == "A.f, A.g" and merged.score == 2.0
+    assert [part.symbol for part in merged.parts] == ["A.f", "A.g"] and merged.score == 2.0
     assert merged.chunk.provenance == "code:a.py:10-25"
 
 
@@ -51,6 +51,9 @@ def test_the_merged_passage_takes_the_better_rank_and_can_chain() -> None:
     ]
     out = stitch(hits)
     assert [(h.chunk.start_line, h.chunk.end_line) for h in out] == [(30, 31), (1, 12), (20, 22)]
+    # parts in the order they were joined: each joined passage after the one that starts earlier
+    assert [(p.start_line, p.end_line) for p in out[1].parts] == [(1, 4), (5, 8), (9, 12)]
+    assert out[0].parts == () and out[0].pieces == (out[0].chunk,)
 
 
 def test_overlapping_prose_windows_join_without_repeating_the_overlap() -> None:
@@ -58,7 +61,7 @@ def test_overlapping_prose_windows_join_without_repeating_the_overlap() -> None:
     second = Chunk("docs", "g.md", 2, 4, "delta epsilon\nzeta eta", "markdown", "section", "G")
     (merged,) = stitch([_hit(first, 1.0), _hit(second, 0.9)])
     assert merged.chunk.text == "alpha beta gamma\ndelta epsilon\nzeta eta"
-    assert merged.chunk.context == "G"
+    assert [part.context for part in merged.pieces] == ["G", "G"]
 
 
 def test_memory_facts_are_never_stitched() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bm25s
 
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.types import Chunk
+from agentty_rag.types import Chunk, Hit
 
 
 class WholeFileBaseline:
@@ -40,7 +40,7 @@ class WholeFileBaseline:
             corpus = bm25s.tokenize([d.text for d in self.documents], show_progress=False)
             self.retriever.index(corpus, show_progress=False)
 
-    def search(self, query: str, k: int) -> list[Chunk]:
+    def search(self, query: str, k: int) -> list[Hit]:
         if not self.documents:
             return []
         tokens = bm25s.tokenize([query], return_ids=False, show_progress=False)
@@ -49,7 +49,7 @@ class WholeFileBaseline:
         if not known[0]:
             return []
         ids, scores = self.retriever.retrieve(known, k=min(k, len(self.documents)), show_progress=False)
-        return [self.documents[int(i)] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        return [Hit(self.documents[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
 
 
 __all__ = ["WholeFileBaseline"]

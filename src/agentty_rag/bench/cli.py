@@ -15,15 +15,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
 from agentty_rag.bench.console import Progress, UsageError, warn
-from agentty_rag.bench.corpus import copy_corpus, docstring_queries, known_item_queries
+from agentty_rag.bench.corpus import CopiedCorpus, copy_corpus, docstring_queries, known_item_queries
 from agentty_rag.bench.datasets import QueriesError, Query, docs_prefix_of, load_queries, reconcile
 from agentty_rag.bench.ladder import (
     RUNGS,
+    Built,
     Target,
     build,
     check_k,
@@ -138,8 +140,8 @@ def _timings(
     return figures
 
 
-def run(args: argparse.Namespace) -> int:
-    """``rag-bench docs|code``: the ladder on a private copy of one workspace."""
+def _checked(args: argparse.Namespace) -> tuple[Path, list[str], list[Query] | None]:
+    """The corpus root, the rungs to run and the queries file's queries; ``UsageError`` for bad arguments."""
     root = (args.root or Path.cwd()).expanduser().resolve()
     if not root.is_dir():
         raise UsageError(f"--root {root} is not a folder")
@@ -149,13 +151,48 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("use either --queries or --docstring-queries")
     check_k(args.k)
     names = parse_rungs(args.rungs)
-    queries_from_file: list[Query] | None = None
-    if args.queries:
-        try:
-            queries_from_file = load_queries(args.queries, args.corpus)
-        except QueriesError as error:
-            raise UsageError(str(error)) from error
+    if not args.queries:
+        return root, names, None
+    try:
+        return root, names, load_queries(args.queries, args.corpus)
+    except QueriesError as error:
+        raise UsageError(str(error)) from error
 
+
+def _given_queries(
+    args: argparse.Namespace, copy_root: Path, from_file: list[Query] | None
+) -> tuple[list[Query], str, str]:
+    """The queries known before the index is built (docstring queries mask the copy's docs, so they come
+    first), how to describe them, and the relevance level."""
+    if args.docstring_queries:
+        files = [str(p.relative_to(copy_root)) for p in copy_root.rglob("*") if p.is_file()]
+        queries = docstring_queries(copy_root, files, args.count, args.seed)
+        return queries, f"{len(queries)} docstring queries (docs masked)", args.level or "passage"
+    if from_file is not None:
+        return from_file, f"{len(from_file)} labeled queries from {args.queries}", args.level or "file"
+    return [], "", args.level or "passage"
+
+
+@dataclass
+class Measured:
+    """Everything one ``rag-bench docs|code`` run measured, for the report."""
+
+    root: Path
+    query_set: str
+    queries: list[Query]
+    level: str
+    copied: CopiedCorpus
+    built: Built
+    env: dict[str, str]
+    rows: list[dict[str, Any]]
+    skipped_rungs: list[str]
+    levers: dict[str, dict[str, float]]
+    measured: dict[str, Any]
+    timings: dict[str, float]
+
+
+def _measure(args: argparse.Namespace) -> Measured:
+    root, names, from_file = _checked(args)
     progress = Progress()
     user_env = agentty_environment()
     settings = load_settings(user_env)
@@ -168,35 +205,22 @@ def run(args: argparse.Namespace) -> int:
         copied = copy_corpus(user_workspace, args.corpus, copy_root)
         env = {**user_env, **copied.overrides}
         target = Target(copy_root, env)
-        queries: list[Query]
-        level = args.level
-        if args.docstring_queries:
-            files = [str(p.relative_to(copy_root)) for p in copy_root.rglob("*") if p.is_file()]
-            queries = docstring_queries(copy_root, files, args.count, args.seed)
-            query_set = f"{len(queries)} docstring queries (docs masked)"
-            level = level or "passage"
-        elif queries_from_file is not None:
-            queries = queries_from_file
-            query_set = f"{len(queries)} labeled queries from {args.queries}"
-            level = level or "file"
-        else:
-            queries = []
-            query_set = ""
-            level = level or "passage"
+        queries, query_set, level = _given_queries(args, copy_root, from_file)
         own_db = user_workspace.index(args.corpus).config.db_path
         built = build(target, args.corpus, own_db, progress)
-        workspace, chunks, dense = built.workspace, built.chunks, built.dense
-        if not queries_from_file and not args.docstring_queries:
-            queries = known_item_queries(chunks, args.count, args.seed)
+        workspace = built.workspace
+        if not from_file and not args.docstring_queries:
+            queries = known_item_queries(built.chunks, args.count, args.seed)
             query_set = f"{len(queries)} known-item queries (seed {args.seed}, lexical by design)"
         if not queries:
             raise UsageError(f"no queries: the {args.corpus} corpus at {root} has nothing to ask about")
-        queries, warnings = reconcile(queries, chunks, args.corpus, docs_prefix_of(user_workspace))
+        queries, warnings = reconcile(queries, built.chunks, args.corpus, docs_prefix_of(user_workspace))
         for warning in warnings:
             warn(warning)
 
-        ladder, skipped_rungs = plan(names, args.config, dense)
-        rows = [rung.row() for rung in run_rungs(target, built, args.corpus, queries, level, args.k, ladder, progress)]
+        ladder, skipped_rungs = plan(names, args.config, built.dense)
+        rungs = run_rungs(target, built, args.corpus, queries, level, args.k, ladder, progress)
+        rows = [rung.row() for rung in rungs]
         levers: dict[str, dict[str, float]] = {}
         measured: dict[str, Any] = {}
         if workspace.settings.measure:
@@ -208,15 +232,18 @@ def run(args: argparse.Namespace) -> int:
             timings = _timings(workspace, args.corpus, copy_root, env, queries[0].text, progress)
         progress.done()
         workspace.close()
+    return Measured(root, query_set, queries, level, copied, built, env, rows, skipped_rungs, levers, measured, timings)
 
-    build_seconds = built.seconds
-    size_mb = copied.bytes / 1e6
-    print(f"rag-bench {args.corpus} · {root} · {copied.files:,} files · {len(chunks):,} chunks · {size_mb:.1f} MB")
-    print(f"queries: {query_set} · relevance at {level} level · k={args.k}")
+
+def _print_report(args: argparse.Namespace, m: Measured) -> None:
+    chunks, dense, rows, build_seconds = m.built.chunks, m.built.dense, m.rows, m.built.seconds
+    size_mb = m.copied.bytes / 1e6
+    print(f"rag-bench {args.corpus} · {m.root} · {m.copied.files:,} files · {len(chunks):,} chunks · {size_mb:.1f} MB")
+    print(f"queries: {m.query_set} · relevance at {m.level} level · k={args.k}")
     print(machine_line())
     print()
     print(metrics_table(rows))
-    for line in skipped_rungs:
+    for line in m.skipped_rungs:
         print(line)
     print()
     if "embedded" in dense:
@@ -229,50 +256,61 @@ def run(args: argparse.Namespace) -> int:
         if "bm25" in by_rung and "+dense" in by_rung:
             added = by_rung["+dense"]["ms_p50"] - by_rung["bm25"]["ms_p50"]
             print(f"dense leg query latency: +{added:.1f} ms at p50 (query embedding and cosine search)")
-    files_per_s = copied.files / build_seconds if build_seconds else 0.0
+    files_per_s = m.copied.files / build_seconds if build_seconds else 0.0
     print(
         f"index (full build)           {build_seconds:7.2f} s  ({files_per_s:,.0f} files/s, "
         f"{len(chunks) / build_seconds if build_seconds else 0:,.0f} chunks/s)"
     )
-    if timings:
-        print(f"cold open + first answer     {timings['cold_open_first_answer_s']:7.2f} s  (new process, median of 3)")
-        print(f"freshness scan, no change    {timings['freshness_scan_s'] * 1000:7.1f} ms")
-        print(f"one edit -> next answer      {timings['one_edit_next_answer_s'] * 1000:7.1f} ms")
-    if levers:
-        print()
-        print(levers_table(levers))
-        out = levers["all levers on"]
+    if m.timings:
         print(
-            f"MEASURE mode={measured.get('mode', 'bm25')} queries={len(queries)} "
-            f"bytes={out['bytes_per_query']:.0f} tokens={out['tokens_per_query']:.0f} "
-            f"answer_retention={ratio(out['answer_retention'])} recall@10={measured['recall@10']:.3f} "
-            f"mrr={measured['mrr']:.3f} ndcg@10={measured['ndcg@10']:.3f}"
+            f"cold open + first answer     {m.timings['cold_open_first_answer_s']:7.2f} s  (new process, median of 3)"
         )
+        print(f"freshness scan, no change    {m.timings['freshness_scan_s'] * 1000:7.1f} ms")
+        print(f"one edit -> next answer      {m.timings['one_edit_next_answer_s'] * 1000:7.1f} ms")
+    if m.levers:
+        print()
+        print(levers_table(m.levers))
+        out = m.levers["all levers on"]
+        print(
+            f"MEASURE mode={m.measured.get('mode', 'bm25')} queries={len(m.queries)} "
+            f"bytes={out['bytes_per_query']:.0f} tokens={out['tokens_per_query']:.0f} "
+            f"answer_retention={ratio(out['answer_retention'])} recall@10={m.measured['recall@10']:.3f} "
+            f"mrr={m.measured['mrr']:.3f} ndcg@10={m.measured['ndcg@10']:.3f}"
+        )
+
+
+def _report_data(args: argparse.Namespace, m: Measured) -> dict[str, Any]:
+    return {
+        "version": __version__,
+        "corpus": args.corpus,
+        "root": str(m.root),
+        "queries": m.query_set,
+        "query_count": len(m.queries),
+        "level": m.level,
+        "k": args.k,
+        "machine": machine(),
+        "configuration": effective_values(load_settings(m.env)),
+        "corpus_size": {
+            "files": m.copied.files,
+            "chunks": len(m.built.chunks),
+            "bytes": m.copied.bytes,
+            "skipped": m.copied.skipped.to_json(),
+        },
+        "index_full_s": m.built.seconds,
+        "index_report": {"files": m.built.report.rechunked_files, "chunks": m.built.report.chunks_added},
+        "timings": m.timings,
+        "token_economy": m.levers,
+        "dense": m.built.dense,
+        "rungs": m.rows,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """``rag-bench docs|code``: the ladder on a private copy of one workspace."""
+    measured = _measure(args)
+    _print_report(args, measured)
     if args.json:
-        data = {
-            "version": __version__,
-            "corpus": args.corpus,
-            "root": str(root),
-            "queries": query_set,
-            "query_count": len(queries),
-            "level": level,
-            "k": args.k,
-            "machine": machine(),
-            "configuration": effective_values(load_settings(env)),
-            "corpus_size": {
-                "files": copied.files,
-                "chunks": len(chunks),
-                "bytes": copied.bytes,
-                "skipped": copied.skipped.to_json(),
-            },
-            "index_full_s": build_seconds,
-            "index_report": {"files": built.report.rechunked_files, "chunks": built.report.chunks_added},
-            "timings": timings,
-            "token_economy": levers,
-            "dense": dense,
-            "rungs": rows,
-        }
-        write_json(args.json, data)
+        write_json(args.json, _report_data(args, measured))
     return 0
 
 

@@ -73,9 +73,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_']+")
 
 
 def label_for(chunk: Chunk) -> str:
-    if chunk.source in ("skill", "memory"):
-        return f"{chunk.source}:{chunk.ref}"
-    return f"{chunk.ref}:{chunk.start_line}-{chunk.end_line}"
+    """The chunk as a queries file names it: its provenance, without the kind for a path (``guide/a.md:3-9``)."""
+    return chunk.provenance.removeprefix(f"{chunk.source}:") if chunk.spec.located else chunk.provenance
 
 
 def known_item_queries(chunks: list[Chunk], count: int, seed: int, words: int = 8) -> list[Query]:
@@ -92,7 +91,7 @@ def known_item_queries(chunks: list[Chunk], count: int, seed: int, words: int = 
         tokens = _WORD.findall(chunk.text)
         start = rng.randrange(0, len(tokens) - words + 1)
         text = " ".join(tokens[start : start + words])
-        label = Label.parse(label_for(chunk), "code" if chunk.source == "code" else "docs")
+        label = Label.parse(label_for(chunk), chunk.spec.index)
         queries.append(Query(f"known-{number:04}", text, (label,)))
     return queries
 

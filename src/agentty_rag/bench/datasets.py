@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag.errors import QueriesError
-from agentty_rag.retrieve.stitch import SEPARATOR_CONTEXTS, SEPARATOR_SYMBOLS
 from agentty_rag.service import MAX_QUERY_CHARS, Workspace
-from agentty_rag.types import Chunk
+from agentty_rag.source_kinds import SOURCES, kinds_of
+from agentty_rag.types import Chunk, Hit
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
 
@@ -48,12 +48,14 @@ class Label:
     @classmethod
     def parse(cls, raw: str, corpus: str) -> Label:
         text = raw.strip()
-        for kind in ("skill", "memory"):
-            if text.startswith(kind + ":"):
-                return cls(kind, text[len(kind) + 1 :])
-        for prefix in ("docs:", "code:"):
-            text = text.removeprefix(prefix)
-        source = "code" if corpus == "code" else "docs"
+        for kind in SOURCES.values():
+            if not kind.located and text.startswith(kind.name + ":"):
+                return cls(kind.name, text[len(kind.name) + 1 :])
+        for kind in SOURCES.values():
+            if kind.located:
+                text = text.removeprefix(kind.name + ":")
+        # a path names a file of the corpus's own kind of files
+        source = next(kind.name for kind in kinds_of(corpus) if kind.located)
         if "#" in text:
             path, heading = text.split("#", 1)
             return cls(source, path, heading=" ".join(heading.split()))
@@ -72,25 +74,24 @@ class Label:
     def matches_file(self, chunk: Chunk) -> bool:
         return chunk.source == self.source and chunk.ref == self.path
 
-    def matches_passage(self, chunk: Chunk, answers: tuple[str, ...] = ()) -> bool:
-        """Whether ``chunk`` is (or holds) this item.
+    def matches_passage(self, hit: Hit, answers: tuple[str, ...] = ()) -> bool:
+        """Whether ``hit`` is (or holds) this item; a stitched hit holds each of its parts.
 
         A symbol label also matches the chunk of its enclosing type when that type was kept whole (a small
         class is one chunk): the chunk must then contain one of the query's ``answers``, when it has any.
         """
+        chunk = hit.chunk
         if not self.matches_file(chunk):
             return False
         if chunk.kind == "file":
             return True  # a whole-file hit (the baseline) holds every passage of its file
         if self.heading:
-            # a stitched passage spans several sections, one heading path each
-            paths = chunk.context.split(SEPARATOR_CONTEXTS)
-            deepest = [" ".join(p.split(" > ")[-1].split()).lower() for p in paths if p]
+            deepest = [" ".join(p.context.split(" > ")[-1].split()).lower() for p in hit.pieces if p.context]
             return self.heading.lower() in deepest
         if self.span is not None:
             return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
         if self.symbol:
-            symbols = [s for s in chunk.symbol.split(SEPARATOR_SYMBOLS) if s]  # a stitched passage names each symbol
+            symbols = [p.symbol for p in hit.pieces if p.symbol]
             if any(s == self.symbol or s.endswith("." + self.symbol) for s in symbols):
                 return True
             owner = self.symbol.rpartition(".")[0]
@@ -156,7 +157,7 @@ def reconcile(
             labels.append(label)
             if label.file_id not in known:
                 warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
-            elif not any(label.matches_passage(c) for c in chunks if chunk_file_id(c) == label.file_id):
+            elif not any(label.matches_passage(Hit(c, 0.0)) for c in chunks if chunk_file_id(c) == label.file_id):
                 warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
         fixed.append(replace(query, labels=tuple(labels)))
     return fixed, warnings

@@ -18,38 +18,43 @@ from agentty_rag.bench.baseline import WholeFileBaseline
 from agentty_rag.bench.console import UsageError
 from agentty_rag.bench.datasets import Query
 from agentty_rag.bench.run import RungResult, Searcher, evaluate
-from agentty_rag.config import load_settings
+from agentty_rag.config import load_settings, variable
 from agentty_rag.index.engine import CorpusIndex, RefreshReport
+from agentty_rag.retrieve.stages import Rung as StageRung
+from agentty_rag.retrieve.stages import rungs as stage_rungs
 from agentty_rag.service import Workspace
-from agentty_rag.types import Chunk
+from agentty_rag.types import Chunk, Hit
 
 Progress = Callable[[str], None]
 
-# The ladder: each rung adds one stage to the previous one, in pipeline order, up to the default configuration;
-# then each opt-in stage on top of the defaults. ``baseline`` is plain whole-file BM25 (bm25s defaults);
-# ``+budget`` measures the passages that survive the output path (the relevance floor may drop some).
-_ALL_OFF = {
-    "AGENTTY_RAG_DENSE": "0",
-    "AGENTTY_RAG_RERANK": "0",
-    "AGENTTY_RAG_FILES": "0",
-    "AGENTTY_RAG_MMR": "0",
-    "AGENTTY_RAG_STITCH": "0",
-}
-_DENSE = {**_ALL_OFF, "AGENTTY_RAG_DENSE": "1"}
-_RERANK = {**_DENSE, "AGENTTY_RAG_RERANK": "1"}
-_FILES = {**_RERANK, "AGENTTY_RAG_FILES": "1"}  # the file order: code only (for docs it equals +rerank)
-RUNGS: dict[str, dict[str, str]] = {
-    "baseline": {},
-    "bm25": _ALL_OFF,
-    "+dense": _DENSE,
-    "+rerank": _RERANK,
-    "+files": _FILES,
-    "+stitch": {**_FILES, "AGENTTY_RAG_STITCH": "1"},
-    "+budget": {**_FILES, "AGENTTY_RAG_STITCH": "1"},
-    "+mmr": {**_FILES, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
-}
-# Rungs whose hits are what the output path shows, not the ranking alone.
-OUTPUT_RUNGS = {"+budget", "+mmr", "current"}
+
+def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
+    """Each rung's variables, from the stages' rungs (``steps``, in pipeline order).
+
+    ``bm25`` has every switch off; each rung whose switch is on by default adds it to the rung before, up to
+    the default configuration; ``+budget`` is that configuration measured through the output path (the
+    relevance floor may drop passages); then each opt-in rung on top of the defaults. ``baseline`` is plain
+    whole-file BM25 (bm25s defaults).
+    """
+    rungs: dict[str, dict[str, str]] = {"baseline": {}, "bm25": {rung.switch: "0" for rung in steps}}
+    current = rungs["bm25"]
+    opt_in = []
+    for rung in steps:
+        if variable(rung.switch).default is True:
+            current = {**current, rung.switch: "1"}
+            rungs[rung.name] = current
+        else:
+            opt_in.append(rung)
+    rungs["+budget"] = current
+    rungs.update({rung.name: {**current, rung.switch: "1"} for rung in opt_in})
+    return rungs
+
+
+# The ladder of the stages in ``retrieve.stages``, and the rungs whose hits are what the output path shows,
+# not the ranking alone: ``+budget`` and every rung after it.
+RUNGS = ladder(stage_rungs())
+OUTPUT_RUNGS = {*list(RUNGS)[list(RUNGS).index("+budget") :], "current"}
+
 # Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
 LEVERS: dict[str, dict[str, object]] = {
     "all levers on": {},
@@ -157,8 +162,8 @@ def plan(rung_names: Sequence[str], config: str, dense: Mapping[str, Any]) -> tu
 def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
     """The ranked hits alone."""
 
-    def search(query: str, k: int) -> list[Chunk]:
-        return [hit.chunk for hit in workspace.ranked(corpus, query, k).hits]
+    def search(query: str, k: int) -> Sequence[Hit]:
+        return workspace.ranked(corpus, query, k).hits
 
     return search
 
@@ -166,9 +171,9 @@ def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
 def output_searcher(workspace: Workspace, corpus: str) -> Searcher:
     """The passages the output path shows (stitched, above the relevance floor, within the budget)."""
 
-    def search(query: str, k: int) -> list[Chunk]:
+    def search(query: str, k: int) -> list[Hit]:
         retrieved = workspace.ranked(corpus, query, k)
-        return [p.hit.chunk for p in workspace.render(corpus, query, retrieved).packed.passages]
+        return [p.hit for p in workspace.render(corpus, query, retrieved).packed.passages]
 
     return search
 
@@ -284,6 +289,7 @@ __all__ = [
     "Target",
     "build",
     "check_k",
+    "ladder",
     "measure_levers",
     "measured_configuration",
     "parse_rungs",

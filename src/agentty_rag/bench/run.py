@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from agentty_rag.bench.datasets import Query, chunk_file_id
 from agentty_rag.bench.metrics import gains_from_matches, hit_at, ndcg_at, percentile, recall_at, reciprocal_rank
-from agentty_rag.types import Chunk
+from agentty_rag.types import Hit
 
-Searcher = Callable[[str, int], Sequence[Chunk]]
+Searcher = Callable[[str, int], Sequence[Hit]]
 
 
 @dataclass
@@ -48,7 +48,7 @@ class RungResult:
         }
 
 
-def matches(query: Query, chunks: Sequence[Chunk], level: str) -> list[list[int]]:
+def matches(query: Query, hits: Sequence[Hit], level: str) -> list[list[int]]:
     """For each rank, the indices of the query's relevant items the hit there matches.
 
     At file level, labels and chunks are compared by file and the ranks are those of the distinct files: a
@@ -58,13 +58,13 @@ def matches(query: Query, chunks: Sequence[Chunk], level: str) -> list[list[int]
     """
     if level == "file":
         files = list(dict.fromkeys(label.file_id for label in query.labels))
-        ranked_files = list(dict.fromkeys(chunk_file_id(c) for c in chunks))
+        ranked_files = list(dict.fromkeys(chunk_file_id(h.chunk) for h in hits))
         return [[i for i, f in enumerate(files) if f == file] for file in ranked_files]
-    return [[i for i, label in enumerate(query.labels) if label.matches_passage(c, query.answers)] for c in chunks]
+    return [[i for i, label in enumerate(query.labels) if label.matches_passage(h, query.answers)] for h in hits]
 
 
-def score_query(query: Query, chunks: Sequence[Chunk], level: str, ms: float) -> QueryScore:
-    matched = matches(query, chunks, level)
+def score_query(query: Query, hits: Sequence[Hit], level: str, ms: float) -> QueryScore:
+    matched = matches(query, hits, level)
     n_relevant = len({label.file_id for label in query.labels}) if level == "file" else len(query.labels)
     gains = gains_from_matches(matched)
     first = next((i + 1 for i, g in enumerate(gains) if g), None)
@@ -83,7 +83,7 @@ def evaluate(name: str, searcher: Searcher, queries: Sequence[Query], level: str
     result = RungResult(name)
     for query in queries:
         started = time.perf_counter()
-        chunks = searcher(query.text, k)
+        hits = searcher(query.text, k)
         ms = (time.perf_counter() - started) * 1000
-        result.scores.append(score_query(query, chunks, level, ms))
+        result.scores.append(score_query(query, hits, level, ms))
     return result

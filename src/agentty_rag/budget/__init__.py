@@ -26,6 +26,7 @@ from agentty_rag.budget.allocate import scaled_total, water_fill
 from agentty_rag.budget.compress import Evidence, Excerpt, code_window, extract_prose, leading_lines, whole
 from agentty_rag.budget.tokens import estimate_tokens, utf8_len
 from agentty_rag.config import BudgetSettings
+from agentty_rag.retrieve.relevance import relevances
 from agentty_rag.types import Hit
 
 # The least a kept passage may be given: below this, an excerpt is not worth its header. Code needs more:
@@ -105,19 +106,8 @@ def _shrink(hit: Hit, allowance: int, config: BudgetConfig, evidence: Evidence |
         return whole(text)
     if not config.extractive or evidence is None:
         return leading_lines(text, allowance)
-    prose = hit.chunk.source != "code" and hit.chunk.language not in ("config", "yaml", "toml", "json")
+    prose = not hit.chunk.spec.code and hit.chunk.language not in ("config", "yaml", "toml", "json")
     return extract_prose(text, allowance, evidence) if prose else code_window(text, allowance, evidence)
-
-
-def relevances(scores: list[float], weakest: float | None = None) -> list[float]:
-    """Scores scaled to [0, 1]: the best is 1, ``weakest`` (default: the lowest score given) is 0."""
-    if not scores:
-        return []
-    top = scores[0]
-    low = min(scores) if weakest is None else min(weakest, min(scores))
-    if top - low <= 1e-12:
-        return [1.0] * len(scores)
-    return [min(max((s - low) / (top - low), 0.0), 1.0) for s in scores]
 
 
 def fit(
@@ -149,10 +139,10 @@ def fit(
     needs = [utf8_len(h.chunk.text) for h in chosen]
     # What each passage deserves: about relevance ** gamma of its length, never less than a legible minimum;
     # the best hit deserves all of it.
-    floors = [config.min_share_code if h.chunk.source == "code" else config.min_share for h in chosen]
+    floors = [config.min_share_code if h.chunk.spec.code else config.min_share for h in chosen]
     shares = [floor + (1.0 - floor) * weight for floor, weight in zip(floors, weights, strict=True)]
     shares = [1.0 if rank < config.whole_top else share for rank, share in enumerate(shares)]
-    minimums = [config.min_code_bytes if h.chunk.source == "code" else config.min_passage_bytes for h in chosen]
+    minimums = [config.min_code_bytes if h.chunk.spec.code else config.min_passage_bytes for h in chosen]
     deserved = [
         min(need, max(minimum, int(need * share))) for need, share, minimum in zip(needs, shares, minimums, strict=True)
     ]

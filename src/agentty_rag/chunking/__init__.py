@@ -8,6 +8,7 @@ from agentty_rag.chunking.code import chunk_code, line_windows
 from agentty_rag.chunking.languages import spec_named
 from agentty_rag.chunking.prose import chunk_prose
 from agentty_rag.config import ChunkingSettings
+from agentty_rag.source_kinds import source_spec
 from agentty_rag.types import Chunk, Document
 
 # Bumped whenever the same input would be cut differently: persisted indexes are then rebuilt.
@@ -36,15 +37,15 @@ class ChunkingConfig:
 
 
 def chunk_document(document: Document, config: ChunkingConfig) -> list[Chunk]:
-    """Chunks of one document, by its source and language."""
-    if document.source == "code":
+    """Chunks of one document: code by its language's definitions, prose by headings (see ``source_kinds``)."""
+    kind = source_spec(document.source)
+    if kind.code:
         try:
-            spec = spec_named(document.language)
+            language = spec_named(document.language)
         except KeyError:
             return line_windows(document, config.code_chars)
-        return chunk_code(document, spec, config.code_chars)
-    kind = {"skill": "skill", "memory": "fact"}.get(document.source, "section")
-    return chunk_prose(document, config.prose_chars, config.overlap_chars, kind)
+        return chunk_code(document, language, config.code_chars)
+    return chunk_prose(document, config.prose_chars, config.overlap_chars, kind.passage)
 
 
 __all__ = ["CHUNKER_VERSION", "ChunkingConfig", "chunk_document"]

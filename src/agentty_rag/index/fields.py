@@ -65,10 +65,12 @@ CODE_SCORING = Scoring(k1=2.0, b=0.9, file_k1=2.0, file_b=0.1, file_weights={"pa
 
 
 def field_texts(chunk: Chunk) -> dict[str, str]:
-    """The text of each field of a chunk."""
-    if chunk.source == "code":
+    """The text of each field of a chunk: code's (``CODE_FIELDS``) or prose's (``DOCS_FIELDS``); a path is
+    indexed as its words, a skill's or fact's name as written."""
+    kind = chunk.spec
+    if kind.code:
         return {"body": chunk.text, "symbol": chunk.symbol, "path": path_words(chunk.ref), "name": chunk.own_name}
-    path = path_words(chunk.ref) if chunk.source == "docs" else chunk.ref
+    path = path_words(chunk.ref) if kind.located else chunk.ref
     return {"body": chunk.text, "title": f"{chunk.context} {chunk.title}".strip(), "path": path}
 
 
@@ -80,7 +82,7 @@ def name_term(name: str) -> str:
 
 def field_terms(tokenizer: Tokenizer, chunk: Chunk) -> dict[str, list[str]]:
     """The terms of each field of a chunk; a code body drops its language's standalone keywords."""
-    keywords = keywords_for(chunk.language) if chunk.source == "code" else frozenset()
+    keywords = keywords_for(chunk.language) if chunk.spec.code else frozenset()
     return {
         name: (
             [name_term(text)]

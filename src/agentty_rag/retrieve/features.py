@@ -172,7 +172,7 @@ def defines_identifier(candidate: Candidate, profile: QueryProfile) -> float:
 
 
 def is_definition(chunk: Chunk) -> float:
-    return 1.0 if chunk.source == "code" and chunk.kind in DEFINITION_KINDS else 0.0
+    return 1.0 if chunk.spec.code and chunk.kind in DEFINITION_KINDS else 0.0
 
 
 @functools.lru_cache(maxsize=65536)
@@ -187,12 +187,12 @@ def _low_value(path: str) -> bool:
 
 def test_file(chunk: Chunk, profile: QueryProfile) -> float:
     """1 for code in a test file, unless the query asks about tests."""
-    return 1.0 if chunk.source == "code" and not profile.wants_tests and is_test_path(chunk.ref) else 0.0
+    return 1.0 if chunk.spec.code and not profile.wants_tests and is_test_path(chunk.ref) else 0.0
 
 
 def low_value_path(chunk: Chunk) -> float:
     """1 for code under examples, samples, benchmarks, docs or compatibility shims."""
-    return 1.0 if chunk.source == "code" and _low_value(chunk.ref) else 0.0
+    return 1.0 if chunk.spec.code and _low_value(chunk.ref) else 0.0
 
 
 def tiny(chunk: Chunk) -> float:
@@ -211,7 +211,7 @@ def tiny(chunk: Chunk) -> float:
 
 def link_heavy(chunk: Chunk) -> float:
     """Share of a docs passage's lines that are links: an index page mentions every word and answers none."""
-    if chunk.source == "code":
+    if chunk.spec.code:
         return 0.0
     lines = [line for line in chunk.text.split("\n") if line.strip()]
     if len(lines) < 3:

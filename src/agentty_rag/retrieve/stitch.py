@@ -1,7 +1,9 @@
 """Merge what belongs together, collapse what repeats.
 
+* **Duplicates**: passages with the same text (whitespace and case aside) collapse into the best one.
 * **Stitching**: passages of the same file whose line spans overlap, touch, or leave one line between them
-  become one passage spanning both; it takes the better rank and score, and its provenance covers both.
+  become one passage spanning both; it takes the better rank and score, its provenance covers both, and it
+  carries both as its ``parts`` (each keeps its own symbol or heading path).
 * **Near-duplicates**: a passage whose word shingles are 90 % contained in a better-ranked passage (the same
   paragraph in two docs, a copied function) is dropped, and its provenance is listed under ``also``.
 """
@@ -15,13 +17,32 @@ from dataclasses import replace
 from agentty_rag.types import Chunk, Hit
 
 _WORDS = re.compile(r"\w+")
+_SPACES = re.compile(r"\s+")
 # A passage is a near-duplicate when this share of its shingles appears in a better passage.
 NEAR_DUPLICATE_CONTAINMENT = 0.9
 _SHINGLE = 4
 _MAX_GAP_LINES = 1
-# A stitched passage names every symbol (or heading path) it spans, joined by these.
-SEPARATOR_SYMBOLS = ", "
-SEPARATOR_CONTEXTS = " | "
+
+
+@functools.lru_cache(maxsize=16384)
+def _fingerprint(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def deduplicate(hits: list[Hit]) -> list[Hit]:
+    """Collapse passages with the same text (whitespace and case aside), keeping the first (best) one."""
+    kept: dict[str, int] = {}
+    out: list[Hit] = []
+    for hit in hits:
+        key = _fingerprint(hit.chunk.text)
+        index = kept.get(key)
+        if index is None:
+            kept[key] = len(out)
+            out.append(hit)
+        else:
+            first = out[index]
+            out[index] = replace(first, also=(*first.also, hit.chunk.provenance))
+    return out
 
 
 def _merge_text(first: Chunk, second: Chunk) -> str:
@@ -40,27 +61,26 @@ def _merge_text(first: Chunk, second: Chunk) -> str:
     return "\n".join([first.text, *rest]) if rest else first.text
 
 
-def merge_chunks(a: Chunk, b: Chunk) -> Chunk:
-    first, second = (a, b) if (a.start_line, a.end_line) <= (b.start_line, b.end_line) else (b, a)
-    symbols = [s for part in (first.symbol, second.symbol) for s in part.split(SEPARATOR_SYMBOLS) if s]
-    contexts = [c for part in (first.context, second.context) for c in part.split(SEPARATOR_CONTEXTS) if c]
-    kinds = [k for part in (first.kind, second.kind) for k in part.split("+")]
-    return replace(
-        first,
-        start_line=min(a.start_line, b.start_line),
-        end_line=max(a.end_line, b.end_line),
-        text=_merge_text(first, second),
-        symbol=SEPARATOR_SYMBOLS.join(dict.fromkeys(symbols)),
-        # code keeps its enclosing signature; prose lists every heading path it now spans
-        context=first.context if first.source == "code" else SEPARATOR_CONTEXTS.join(dict.fromkeys(contexts)),
-        kind="+".join(dict.fromkeys(kinds)),
+def stitch(a: Hit, b: Hit) -> Hit:
+    """One passage spanning two neighbouring hits: their lines and text joined, the better score, every part
+    and duplicate of both (the earlier-starting hit's first)."""
+    first, second = (
+        (a, b) if (a.chunk.start_line, a.chunk.end_line) <= (b.chunk.start_line, b.chunk.end_line) else (b, a)
     )
+    chunk = replace(
+        first.chunk,
+        start_line=min(a.chunk.start_line, b.chunk.start_line),
+        end_line=max(a.chunk.end_line, b.chunk.end_line),
+        text=_merge_text(first.chunk, second.chunk),
+    )
+    also = tuple(dict.fromkeys((*a.also, *b.also)))
+    return Hit(chunk, max(a.score, b.score), also, (*first.pieces, *second.pieces))
 
 
 def _neighbours(a: Chunk, b: Chunk) -> bool:
-    """Same file, and the spans overlap, touch, or leave at most one line between them."""
-    if (a.source, a.ref) != (b.source, b.ref) or a.source == "memory":
-        return False  # facts of one memory log are separate entries, not spans of one text
+    """Same file of a kind that is stitched, and the spans overlap, touch, or leave at most one line between."""
+    if (a.source, a.ref) != (b.source, b.ref) or not a.spec.stitched:
+        return False  # e.g. the facts of one memory log are separate entries, not spans of one text
     return b.start_line <= a.end_line + 1 + _MAX_GAP_LINES and a.start_line <= b.end_line + 1 + _MAX_GAP_LINES
 
 
@@ -84,9 +104,7 @@ def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) ->
                 continue  # past the cut, only a neighbour of a shown passage is of use
             if near is not None:
                 if rank < horizon:
-                    kept = out[near]
-                    also = tuple(dict.fromkeys((*kept.also, *hit.also)))
-                    out[near] = Hit(merge_chunks(kept.chunk, hit.chunk), max(kept.score, hit.score), also)
+                    out[near] = stitch(out[near], hit)
                     shingles[near] = _shingles(out[near].chunk.text)
                 continue
             own = _shingles(hit.chunk.text)
@@ -100,7 +118,7 @@ def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) ->
             )
             if owner is not None:
                 kept = out[owner]
-                out[owner] = Hit(kept.chunk, kept.score, tuple(dict.fromkeys((*kept.also, hit.chunk.provenance))))
+                out[owner] = replace(kept, also=tuple(dict.fromkeys((*kept.also, hit.chunk.provenance))))
                 continue
         else:
             own = frozenset()
@@ -118,4 +136,4 @@ def _shingles(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
 
 
-__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "SEPARATOR_CONTEXTS", "SEPARATOR_SYMBOLS", "assemble", "merge_chunks"]
+__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "deduplicate", "stitch"]

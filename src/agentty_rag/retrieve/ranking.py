@@ -1,0 +1,136 @@
+"""What the ranking stages share: the interface each one implements, and the state they hand on.
+
+Candidate generation (``pipeline.generate``) starts a ``Ranking`` with each leg's candidates; every stage
+takes the ranking and returns a new one (fused, reranked, diversified, cut to the hits shown), and the
+pipeline reads the result off the last one. A stage never changes the ranking it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from agentty_rag.index.engine import CorpusIndex, LexicalScores
+from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
+from agentty_rag.retrieve.features import Candidate, QueryProfile
+from agentty_rag.retrieve.rerank import Reranked
+from agentty_rag.types import Funnel, Hit
+
+
+@dataclass(frozen=True)
+class Request:
+    """What every stage may read of one search: the index, the query, and what candidate generation found.
+
+    Args:
+        analysis: the query's weighted terms and the names it asks for.
+        lexical: the BM25 score of every chunk (and, when a stage asked for it, of every file).
+        legs: each leg's candidates as (slot, score), best first: ``lexical``, and ``dense`` when it ran.
+        allowed: the slots the filters admit (None: every slot).
+    """
+
+    index: CorpusIndex
+    query: str
+    k: int
+    analysis: QueryAnalysis
+    lexical: LexicalScores
+    legs: Mapping[str, Sequence[tuple[int, float]]]
+    allowed: npt.NDArray[np.bool_] | None = None
+
+    @property
+    def hybrid(self) -> bool:
+        """The dense leg found candidates, so the legs are fused and the result is hybrid."""
+        return bool(self.legs.get("dense"))
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One search between two stages.
+
+    Args:
+        funnel: how many candidates each step kept, for the result header.
+        hits: the candidates, best first (fusion fills them; later stages reorder, rescore and add).
+        slots: each hit's chunk slot in the index.
+        fused: every fused (slot, score), also those beyond the pool the hits were cut to.
+        profile, term_ids: what the reranker knows of the query, worked out when a stage first needs it.
+        candidates: what the reranker sees of each hit, in the order of ``hits`` (None until a stage needs it).
+        files: each file's evidence, when the file order runs on this index.
+        explanations: each reranked candidate's score and its parts (``--explain``).
+        shown: the hits the search returns, set by the stage that makes the final cut.
+    """
+
+    request: Request
+    funnel: Funnel
+    hits: tuple[Hit, ...] = ()
+    slots: tuple[int, ...] = ()
+    fused: tuple[tuple[int, float], ...] = ()
+    profile: QueryProfile | None = None
+    term_ids: Mapping[str, int] = field(default_factory=dict)
+    candidates: tuple[Candidate, ...] | None = None
+    files: FileEvidence | None = None
+    explanations: tuple[Reranked, ...] = ()
+    shown: tuple[Hit, ...] | None = None
+
+
+class Stage(Protocol):
+    """One ranking step after candidate generation; the settings decide which run (``retrieve.stages``)."""
+
+    @property
+    def scores_files(self) -> bool:
+        """Whether it reads each file's BM25 as a whole document, which candidate generation then works out."""
+        ...
+
+    def run(self, ranking: Ranking) -> Ranking:
+        """The ranking after this step."""
+        ...
+
+
+def profiled(ranking: Ranking) -> Ranking:
+    """The ranking with the query's profile (worked out once; a ranking without hits has none)."""
+    if ranking.profile is not None or not ranking.hits:
+        return ranking
+    profile, term_ids = profile_query(ranking.request.index, ranking.request.query)
+    return replace(ranking, profile=profile, term_ids=term_ids)
+
+
+def described(ranking: Ranking, count: int | None = None) -> list[Candidate]:
+    """What the reranker sees of the first ``count`` hits (all of them when None); [] without hits."""
+    ranking = profiled(ranking)
+    if ranking.profile is None:
+        return []
+    if ranking.candidates is not None:
+        return list(ranking.candidates[:count])
+    return candidates_for(
+        ranking.request.index,
+        ranking.profile,
+        dict(ranking.term_ids),
+        list(ranking.hits[:count]),
+        list(ranking.slots[:count]),
+        ranking.files,
+    )
+
+
+def with_candidates(ranking: Ranking) -> Ranking:
+    """The ranking with what the reranker sees of every hit (worked out once)."""
+    ranking = profiled(ranking)
+    if ranking.candidates is not None or ranking.profile is None:
+        return ranking
+    return replace(ranking, candidates=tuple(described(ranking)))
+
+
+def reordered(ranking: Ranking, order: Sequence[int], hits: Sequence[Hit] | None = None) -> Ranking:
+    """The hits (and their slots and candidates) in ``order``, positions in the current order; ``hits`` gives
+    the reordered hits with new scores."""
+    candidates = ranking.candidates
+    return replace(
+        ranking,
+        hits=tuple(hits) if hits is not None else tuple(ranking.hits[i] for i in order),
+        slots=tuple(ranking.slots[i] for i in order),
+        candidates=None if candidates is None else tuple(candidates[i] for i in order),
+    )
+
+
+__all__ = ["Ranking", "Request", "Stage", "described", "profiled", "reordered", "with_candidates"]

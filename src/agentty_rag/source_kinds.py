@@ -1,0 +1,116 @@
+"""The source kinds — docs, skill, memory, code — and what the rest of the package needs to know of each.
+
+One entry per kind says which index it lives in, whether it is source code (how it is chunked, indexed,
+compressed and shown), what its ``ref`` is (a path: provenance names lines, ``scope`` can restrict it; or a
+name), what a passage of it is named after, whether neighbouring passages of it are stitched, and what the
+``sources`` argument of its search tool calls it. Chunking, the index fields, stitching, the filters, the
+budget, rendering, the benchmark's labels and the server's argument type read these entries; none of them
+names a kind. A new kind is a member of ``SourceKind`` and an entry in ``SOURCES``, here.
+
+Only value types live here: the module imports nothing of the package, so every layer may read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+SourceKind = Literal["docs", "skill", "memory", "code"]
+IndexName = Literal["docs", "code"]
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What one source kind is.
+
+    Args:
+        name: what its chunks carry as ``source``, and the prefix of their provenance.
+        index: the index its chunks live in.
+        code: its text is source code: cut at definitions, indexed with the code fields, compressed to a
+            window of lines and shown fenced. Otherwise it is prose.
+        located: its ``ref`` is a file path, so provenance names the lines (``docs:guide/auth.md:20-44``),
+            ``scope`` can restrict it and its path is indexed as words; otherwise ``ref`` is a name
+            (``skill:NAME``) indexed as written.
+        named_by: what a passage is about, for the reranker: the last part of its ``symbol`` path, its
+            deepest ``heading``, or its ``ref``.
+        passage: the kind a prose chunk of it gets (``section``, ``skill``, ``fact``).
+        stitched: neighbouring passages of one file merge into one (a memory log's facts stay apart).
+        choices: what its tool's ``sources`` argument calls it; the first is the name the tool publishes
+            (none: the argument does not offer it).
+    """
+
+    name: SourceKind
+    index: IndexName
+    code: bool = False
+    located: bool = True
+    named_by: Literal["symbol", "heading", "ref"] = "heading"
+    passage: str = "section"
+    stitched: bool = True
+    choices: tuple[str, ...] = ()
+
+    def provenance(self, ref: str, start: int, end: int) -> str:
+        """Where a passage comes from, as results name it: ``docs:guide/auth.md:20-44`` or ``skill:NAME``."""
+        return f"{self.name}:{ref}:{start}-{end}" if self.located else f"{self.name}:{ref}"
+
+
+SOURCES: Mapping[str, SourceSpec] = {
+    spec.name: spec
+    for spec in (
+        SourceSpec("docs", "docs", choices=("docs", "doc")),
+        SourceSpec("skill", "docs", located=False, named_by="ref", passage="skill", choices=("skills", "skill")),
+        SourceSpec(
+            "memory",
+            "docs",
+            located=False,
+            named_by="ref",
+            passage="fact",
+            stitched=False,
+            choices=("memory", "memories"),
+        ),
+        SourceSpec("code", "code", code=True, named_by="symbol"),
+    )
+}
+
+
+def source_spec(name: str) -> SourceSpec:
+    """The entry of one kind (``KeyError`` naming the known kinds for any other name)."""
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise KeyError(f"unknown source kind {name!r}; known: {', '.join(SOURCES)}") from None
+
+
+def kinds_of(index: str) -> tuple[SourceSpec, ...]:
+    """The kinds whose chunks live in ``index``, in registry order."""
+    return tuple(spec for spec in SOURCES.values() if spec.index == index)
+
+
+def choice_names(index: str) -> tuple[str, ...]:
+    """The names an index's ``sources`` argument publishes: ``docs``, ``skills``, ``memory``."""
+    return tuple(spec.choices[0] for spec in kinds_of(index) if spec.choices)
+
+
+def chosen_kind(index: str, name: str) -> SourceSpec | None:
+    """The kind a ``sources`` argument names (any of its choices, case and spaces aside); None if none."""
+    wanted = name.strip().lower()
+    return next((spec for spec in kinds_of(index) if wanted in spec.choices), None)
+
+
+if TYPE_CHECKING:
+    DocsChoice = str
+else:  # built from the registry, so the schema the server publishes lists exactly the kinds it offers
+    DocsChoice = Literal[choice_names("docs")]
+
+
+__all__ = [
+    "SOURCES",
+    "DocsChoice",
+    "IndexName",
+    "SourceKind",
+    "SourceSpec",
+    "choice_names",
+    "chosen_kind",
+    "kinds_of",
+    "source_spec",
+]

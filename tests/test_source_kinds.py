@@ -1,0 +1,61 @@
+"""The source-kind registry: every layer reads a kind's facts from it, none names a kind."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from agentty_rag.retrieve.pipeline import Filters
+from agentty_rag.server import SearchDocsArgs, input_schema
+from agentty_rag.service import Workspace
+from agentty_rag.source_kinds import SOURCES, SourceKind, choice_names, chosen_kind, kinds_of, source_spec
+from agentty_rag.types import Chunk
+
+
+def test_the_registry_holds_exactly_the_kinds_chunks_may_carry() -> None:
+    assert tuple(SOURCES) == get_args(SourceKind) == ("docs", "skill", "memory", "code")
+    assert all(name == spec.name for name, spec in SOURCES.items())
+
+
+def test_an_unknown_kind_is_an_error_that_lists_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="known: docs, skill, memory, code"):
+        source_spec("wiki")
+
+
+def test_each_index_holds_its_kinds() -> None:
+    assert [spec.name for spec in kinds_of("docs")] == ["docs", "skill", "memory"]
+    assert [spec.name for spec in kinds_of("code")] == ["code"]
+
+
+def test_provenance_names_lines_for_a_path_and_the_name_alone_otherwise() -> None:
+    assert Chunk("docs", "guide/auth.md", 20, 44, "x").provenance == "docs:guide/auth.md:20-44"
+    assert Chunk("skill", "release-checklist", 1, 9, "x").provenance == "skill:release-checklist"
+    assert Chunk("memory", "MEM-PORTS", 3, 3, "x").provenance == "memory:MEM-PORTS"
+    assert Chunk("code", "src/x.py", 80, 126, "x").provenance == "code:src/x.py:80-126"
+
+
+def test_a_passage_is_named_after_what_its_kind_says() -> None:
+    assert Chunk("code", "a.py", 1, 2, "x", symbol="Store.refresh").own_name == "refresh"
+    assert Chunk("docs", "a.md", 1, 2, "x", context="Guide > Auth > Tokens").own_name == "Tokens"
+    assert Chunk("skill", "deploy", 1, 2, "x", context="Deploy").own_name == "deploy"
+    assert Chunk("memory", "MEM-1", 1, 1, "x").own_name == "MEM-1"
+
+
+def test_only_kinds_with_a_path_can_be_scoped() -> None:
+    scoped = Filters(scope="guide")
+    assert scoped.admits("docs", "guide/auth.md", "markdown")
+    assert scoped.admits("code", "guide/x.py", "python")
+    assert not scoped.admits("skill", "guide", "markdown")
+    assert not scoped.admits("memory", "guide", "text")
+
+
+def test_the_sources_argument_offers_and_accepts_what_the_registry_names() -> None:
+    assert choice_names("docs") == ("docs", "skills", "memory")
+    assert choice_names("code") == ()
+    assert [chosen_kind("docs", n).name for n in ("DOC", " skills ", "memories")] == ["docs", "skill", "memory"]  # type: ignore[union-attr]
+    assert chosen_kind("docs", "code") is None
+    schema = input_schema(SearchDocsArgs)["properties"]["sources"]
+    array = next(option for option in schema["anyOf"] if option.get("type") == "array")
+    assert array["items"]["enum"] == ["docs", "skills", "memory"]
+    assert Workspace.doc_sources(["skills", "doc", "skill"]) == ("skill", "docs")
