@@ -16,6 +16,7 @@ AgenttyRagError                  every error agentty-rag defines
 ├── UnsafeFile (OSError)         fsguard: a path that must not be opened (a link out of its folder, not a file)
 ├── EmbeddingError               index.dense: an embedding request failed; the dense leg reports why
 ├── JsoncError (ValueError)      jsonc: the text is not JSON or JSONC
+├── ResourceServerError          mcp_resources: an MCP server failed to start, answer or list; its report says why
 ├── ClientError                  clients: ``init`` cannot go ahead; nothing was written
 │   └── Conflict                 agentty-rag's entry differs from what ``init`` writes (replaced with --force)
 ├── StdinError (ValueError)      inject: what came on stdin is not a prompt; the hook stays quiet
@@ -85,6 +86,10 @@ class JsoncError(AgenttyRagError, ValueError):
     """The text is not JSON (or JSONC); the message names the line and column."""
 
 
+class ResourceServerError(AgenttyRagError):
+    """An MCP server failed (start, handshake, a call); recorded in its report, never raised to a search."""
+
+
 class ClientError(AgenttyRagError):
     """init cannot go ahead (the message says why and what to do); nothing was written."""
 
@@ -124,6 +129,7 @@ __all__ = [
     "MalformedValue",
     "ManifestError",
     "QueriesError",
+    "ResourceServerError",
     "StdinError",
     "UnsafeFile",
     "UsageError",

@@ -21,6 +21,7 @@ from agentty_rag.config.stages import (
     ChunkingSettings,
     DenseSettings,
     IndexSettings,
+    McpSettings,
     ProactiveSettings,
     ProcessSettings,
     RankingSettings,
@@ -38,6 +39,7 @@ class Settings(
     DenseSettings,
     IndexSettings,
     ChunkingSettings,
+    McpSettings,
     SourcesSettings,
 ):
     """Every tunable of the package, parsed once. Build it with ``load_settings``.
@@ -140,6 +142,7 @@ __all__ = [
     "ChunkingSettings",
     "DenseSettings",
     "IndexSettings",
+    "McpSettings",
     "ProactiveSettings",
     "ProcessSettings",
     "RankingSettings",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
 
 KIB = 1024
@@ -299,6 +300,7 @@ class ProcessSettings:
 # In pipeline order: the README's tables and ``VARIABLES`` follow it.
 GROUPS: tuple[type, ...] = (
     SourcesSettings,
+    McpSettings,
     ChunkingSettings,
     IndexSettings,
     DenseSettings,
@@ -315,6 +317,7 @@ __all__ = [
     "ChunkingSettings",
     "DenseSettings",
     "IndexSettings",
+    "McpSettings",
     "ProactiveSettings",
     "ProcessSettings",
     "RankingSettings",
