@@ -12,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentty_rag.config import Settings
 from agentty_rag.discovery import Located, from_roots
 from agentty_rag.errors import AgenttyError
+from agentty_rag.places import index_names
 from agentty_rag.service import Workspace
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ class AppState:
 
 
 def warm_up(workspace: Workspace) -> None:
-    """Probe the embedding server, open or build both indexes, then embed what has no vector yet.
+    """Probe the embedding server, open or build every index, then embed what has no vector yet.
 
     Runs in a background thread: the MCP handshake never waits for it, and BM25 answers as soon as an
     index is built (the header says ``partial`` until every chunk has a vector). A workspace closed
@@ -98,7 +99,7 @@ def warm_up(workspace: Workspace) -> None:
     """
     status = workspace.dense.ensure()
     log.info("dense leg: %s", workspace.dense.describe())
-    for name in ("docs", "code"):
+    for name in index_names():
         if workspace.closed:
             return
         try:
@@ -111,7 +112,7 @@ def warm_up(workspace: Workspace) -> None:
         except Exception:
             log.exception("building the %s index failed", name)
     if status.state == "ready":
-        for name in ("docs", "code"):
+        for name in index_names():
             if workspace.closed:
                 return
             try:
