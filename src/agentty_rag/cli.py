@@ -233,7 +233,7 @@ def _proactive(workspace: Any, mode: str | None) -> int:
 
 def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
     """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
-    from agentty_rag.server import Session, port_problem, serve
+    from agentty_rag.server import port_problem, serve
 
     if located.root is None:
         if located.how == "--root":
@@ -248,7 +248,7 @@ def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> in
             print(f"agentty-rag: {problem}", file=sys.stderr)
             return 1
     try:
-        serve(Session(located, settings), args.transport, args.host, args.port)
+        serve(located, settings, args.transport, args.host, args.port)
     except BadRequest as error:  # a non-loopback bind without a bearer token
         print(f"agentty-rag: {error}", file=sys.stderr)
         return 2

@@ -6,7 +6,8 @@ name), what a passage of it is named after, whether neighbouring passages of it 
 ``sources`` argument of its search tool calls it, what ``status`` calls it, and which folder it is read from.
 Chunking, the index fields, stitching, the filters, the budget, rendering, ``status``, the benchmark's labels
 and corpus copies and the server's argument type read these entries; none of them names a kind. A new kind
-is a member of ``SourceKind`` and an entry in ``SOURCES``, here.
+is a member of ``SourceKind`` and an entry in ``SOURCES``, here, plus the ``Source`` that reads it
+(``sources/``) and its opener in ``places.OPENERS``.
 
 Only value types live here: the module imports nothing of the package, so every layer may read it.
 """
