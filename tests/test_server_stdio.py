@@ -1,21 +1,17 @@
-"""End to end: spawn ``agentty-rag serve`` and talk to it over stdio with the official MCP client."""
+"""Smoke tests of the real command: spawn ``agentty-rag serve`` and talk to it over stdio with the official
+MCP client. Everything else about the server runs in memory (``tests/server/``)."""
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
-from mcp.types import ListRootsResult, Root
-from pydantic import FileUrl
 
-from tests.conftest import FIXTURES, LEXICAL, fixture_env, write
+from tests.conftest import LEXICAL, fixture_env
 
 pytestmark = pytest.mark.anyio
 
@@ -44,71 +40,15 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-@pytest.fixture
-def code_workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "code"
-    shutil.copytree(FIXTURES / "code", root)
-    return root
-
-
-async def test_tools_are_listed_read_only_with_titles_and_strict_schemas(tmp_path: Path) -> None:
-    async with Client(_server(tmp_path)) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        prompts = (await client.list_prompts()).prompts
-        capabilities = client.server_capabilities
-    assert set(tools) == {"search_docs", "search_code"}
-    assert {tool.title for tool in tools.values()} == {"Search project docs", "Search project code"}
-    for tool in tools.values():
-        assert tool.annotations is not None and tool.annotations.read_only_hint is True
-        assert "grep" in (tool.description or "")
-        schema = tool.input_schema
-        assert schema["additionalProperties"] is False and schema["required"] == ["query"]
-        assert schema["properties"]["k"] == {
-            "default": 8,
-            "description": "How many results to return: a whole number from 1 to 50."
-            if tool.name == "search_code"
-            else "How many passages to return: a whole number from 1 to 50.",
-            "maximum": 50,
-            "minimum": 1,
-            "type": "integer",
-        }
-        assert all("title" not in prop for prop in schema["properties"].values())
-        assert tool.output_schema is not None
-    assert [(p.name, p.title) for p in prompts] == [("context_for", "Project context for a question")]
-    assert capabilities is not None and capabilities.resources is None and capabilities.tools is not None
-
-
-async def test_the_tool_contract_rejects_bad_arguments_in_one_line(tmp_path: Path) -> None:
-    write(tmp_path, {"docs/a.md": "# A\n\nText.\n"})
-    calls: dict[str, tuple[dict[str, Any], str]] = {
-        "k is a boolean": ({"query": "x", "k": True}, "k must be a whole number from 1 to 50 (got true)"),
-        "k is a string": ({"query": "x", "k": "5"}, 'k must be a whole number from 1 to 50 (got "5")'),
-        "k is out of range": ({"query": "x", "k": 0}, "k must be a whole number from 1 to 50 (got 0)"),
-        "a misspelled name": (
-            {"query": "x", "scpoe": "guide"},
-            "unknown argument 'scpoe': search_docs takes query, k, scope, sources",
-        ),
-        "a NUL byte in scope": ({"query": "x", "scope": "gu\x00ide"}, "contains a control character"),
-        "no query": ({}, "query is required"),
-        "a source that is not one": ({"query": "x", "sources": ["web"]}, "sources must be a list of any of: docs"),
-    }
-    async with Client(_server(tmp_path)) as client:
-        results = {why: await client.call_tool("search_docs", args) for why, (args, _) in calls.items()}
-        still_fine = await client.call_tool("search_docs", {"query": "text", "k": 3})
-    for why, (_, message) in calls.items():
-        text = _text(results[why])
-        assert results[why].is_error and message in text, why
-        assert "\n" not in text and "pydantic" not in text and "http" not in text, why
-    assert not still_fine.is_error
-
-
-async def test_prompt_and_resource_misuse_are_json_rpc_errors_with_no_traceback(tmp_path: Path) -> None:
+async def test_the_command_serves_stdio_and_misuse_is_a_json_rpc_error_with_no_traceback(tmp_path: Path) -> None:
     errlog = tmp_path / "stderr.txt"
     codes: dict[str, int] = {}
     with errlog.open("w") as stderr:
-        async with stdio_client(_server(tmp_path), errlog=stderr) as (read, write_stream):
+        async with stdio_client(_server(tmp_path, **fixture_env()), errlog=stderr) as (read, write_stream):
             async with ClientSession(read, write_stream) as session:
                 await session.initialize()
+                tools = {tool.name for tool in (await session.list_tools()).tools}
+                found = await session.call_tool("search_docs", {"query": "cut a release tag", "sources": ["skills"]})
                 for name, call in (
                     ("no question", session.get_prompt("context_for", {})),
                     ("resources", session.list_resources()),
@@ -117,123 +57,10 @@ async def test_prompt_and_resource_misuse_are_json_rpc_errors_with_no_traceback(
                         await call
                     except MCPError as error:
                         codes[name] = error.error.code
+    assert tools == {"search_docs", "search_code"}
+    assert _text(found).split("\n")[2].startswith("[1] skill:release-checklist")
     assert codes == {"no question": -32602, "resources": -32601}
     assert "Traceback" not in errlog.read_text()
-
-
-async def test_search_docs_answers_with_header_provenance_and_the_right_passage_first(tmp_path: Path) -> None:
-    async with Client(_server(tmp_path, **fixture_env())) as client:
-        result = await client.call_tool(
-            "search_docs", {"query": "how can I make the server pick up config edits without restarting it?", "k": 4}
-        )
-        skills = await client.call_tool("search_docs", {"query": "cut a release tag", "sources": ["skills"]})
-    assert not result.is_error
-    text = _text(result)
-    header = text.split("\n")[0]
-    assert re.match(
-        r"search_docs · bm25 · lexical \d+ → fused \d+ → reranked \d+ → dedup/stitch \d+ → returned 4"
-        r"( → \d above the relevance floor)? · confidence \d\.\d\d · ~[\d,]+ of ~[\d,]+ tokens \([\d,]+ bytes\)",
-        header,
-    )
-    provenances = re.findall(r"^\[\d\] (\S+)", text, flags=re.M)
-    assert result.structured_content is not None
-    assert 2 <= len(provenances) == len(result.structured_content["results"]) <= 4
-    assert all(re.fullmatch(r"(docs:[\w./-]+:\d+-\d+|skill:[\w-]+|memory:[\w-]+)", p) for p in provenances)
-    assert provenances[0].startswith("docs:guide/configuration.md:")
-    assert "Reloading without a restart" in text.split("\n")[2]
-    structured = result.structured_content
-    assert structured is not None and structured["results"][0]["path"] == "guide/configuration.md"
-    assert _text(skills).split("\n")[2].startswith("[1] skill:release-checklist")
-
-
-async def test_search_code_finds_the_definition(code_workspace: Path) -> None:
-    async with Client(_server(code_workspace)) as client:
-        result = await client.call_tool(
-            "search_code", {"query": "how does the native CRC code handle a file too big to load at once?", "k": 3}
-        )
-        scoped = await client.call_tool("search_code", {"query": "retry", "k": 3, "language": "go"})
-    text = _text(result)
-    assert text.startswith("search_code · bm25 · lexical ")
-    first = result.structured_content["results"][0] if result.structured_content else {}
-    assert first["path"] == "native/checksum/crc32.c" and "crc32_file" in first["symbol"].split(", ")
-    assert re.search(
-        r"^\[1\] code:native/checksum/crc32\.c:\d+-\d+ · [\w, ]*crc32_file[\w, ]* \(function, c\)", text, re.M
-    )
-    assert scoped.structured_content is not None
-    assert {r["language"] for r in scoped.structured_content["results"]} == {"go"}
-
-
-async def test_bad_input_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n")
-    async with Client(_server(tmp_path, AGENTTY_RAG_OUTPUT_BYTES="abc")) as client:
-        empty = await client.call_tool("search_docs", {"query": "  "})
-        escape = await client.call_tool("search_docs", {"query": "x", "scope": "../../etc"})
-        language = await client.call_tool("search_code", {"query": "x", "language": "klingon"})
-        big_k = await client.call_tool("search_docs", {"query": "x", "k": 999})
-        still_fine = await client.call_tool("search_docs", {"query": "text"})
-    assert empty.is_error and "query is empty" in _text(empty)
-    assert escape.is_error and "outside the workspace root" in _text(escape)
-    assert language.is_error and "unknown language 'klingon'; known:" in _text(language)
-    assert big_k.is_error and "50" in _text(big_k)
-    assert not still_fine.is_error and "[1] docs:a.md:1-3" in _text(still_fine)
-
-
-async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_path: Path) -> None:
-    body = "\n\n".join(f"def handler_{j}(request):\n    return request.value + {j}\n" for j in range(40))
-    for i in range(900):
-        path = tmp_path / "pkg" / f"module_{i:04}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body)
-    updates: list[tuple[float, float | None, str | None]] = []
-
-    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        updates.append((progress, total, message))
-
-    async with Client(_server(tmp_path)) as client:
-        result = await client.call_tool(
-            "search_code", {"query": "handler request value"}, progress_callback=on_progress
-        )
-    assert not result.is_error and "pkg/module_" in _text(result)
-    assert updates, "a search that waited for the first build should have reported progress"
-    assert all(total == 900 for _, total, _ in updates)
-    assert all(message and message.startswith("indexing code:") for _, _, message in updates)
-    assert [p for p, _, _ in updates] == sorted(p for p, _, _ in updates)
-
-
-async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vehicles.md").write_text(
-        "# Vehicles\n\nChange the engine oil of an automobile every ten thousand "
-        "kilometres and rotate the tyres at the same visit.\n"
-    )
-    (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
-    server = compat_server()
-    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
-    async with Client(_server(tmp_path, **env)) as client:
-        result = None
-        for _ in range(40):  # the warm-up embeds in the background; BM25 answers meanwhile
-            result = await client.call_tool("search_docs", {"query": "how often should my car get serviced"})
-            if _text(result).startswith("search_docs · hybrid ·"):
-                break
-            await anyio.sleep(0.25)
-    assert result is not None and _text(result).startswith("search_docs · hybrid · lexical ")
-    assert result.structured_content is not None
-    assert result.structured_content["results"][0]["path"] == "vehicles.md"
-
-
-async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path) -> None:
-    async with Client(_server(tmp_path, **fixture_env())) as client:
-        prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
-        result = await client.get_prompt(
-            "context_for", {"question": "which bucket permissions does the artifact store need?"}
-        )
-        off_topic = await client.get_prompt("context_for", {"question": "write a haiku about autumn leaves"})
-    assert "context_for" in prompts
-    text = result.messages[0].content.text  # type: ignore[union-attr]
-    assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:guide/artifacts.md:" in text
-    assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]
 
 
 async def test_a_server_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
@@ -243,20 +70,6 @@ async def test_a_server_started_in_a_subfolder_searches_the_repository(repo: Pat
     assert not result.is_error and header.endswith(f"· workspace {repo}")
     assert result.structured_content is not None and result.structured_content["workspace"] == str(repo)
     assert not (repo / "src" / "app" / ".agentty").exists()
-
-
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_the_client_roots_choose_the_workspace(repo: Path, tmp_path: Path, mode: str) -> None:
-    elsewhere = tmp_path / "started-here"
-    write(elsewhere, {"docs/other.md": "# Other\n\nNothing about trains.\n"})
-
-    async def roots(_context: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root(uri=FileUrl("file:///")), Root(uri=FileUrl(repo.as_uri()), name="repo")])
-
-    async with Client(_started_in(elsewhere), mode=mode, list_roots_callback=roots) as client:  # type: ignore[arg-type]
-        result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
-    assert not result.is_error, _text(result)
-    assert "docs:deploy.md:1-3" in _text(result) and f"workspace {repo}" in _text(result).splitlines()[0]
 
 
 async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_root() -> None:

@@ -6,9 +6,10 @@ from typing import get_args
 
 import pytest
 
+from agentty_rag.config import VARIABLES
+from agentty_rag.request import doc_sources
 from agentty_rag.retrieve.pipeline import Filters
 from agentty_rag.server import SearchDocsArgs, input_schema
-from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, SourceKind, choice_names, chosen_kind, kinds_of, source_spec
 from agentty_rag.types import Chunk
 
@@ -58,4 +59,16 @@ def test_the_sources_argument_offers_and_accepts_what_the_registry_names() -> No
     schema = input_schema(SearchDocsArgs)["properties"]["sources"]
     array = next(option for option in schema["anyOf"] if option.get("type") == "array")
     assert array["items"]["enum"] == ["docs", "skills", "memory"]
-    assert Workspace.doc_sources(["skills", "doc", "skill"]) == ("skill", "docs")
+    assert doc_sources(["skills", "doc", "skill"]) == ("skill", "docs")
+
+
+def test_status_names_and_folder_settings_come_from_the_registry() -> None:
+    assert [spec.shown_name for spec in SOURCES.values()] == ["docs folder", "skills", "memory", "code"]
+    variables = {variable.attr: variable.name for variable in VARIABLES}
+    assert [variables[spec.folder_setting] for spec in kinds_of("docs")] == [
+        "AGENTTY_DOCS_DIR",
+        "AGENTTY_SKILLS_DIRS",
+        "AGENTTY_MEMORY_DIR",
+    ]
+    assert [spec.copy_folder for spec in kinds_of("docs")] == ["docs", "skills", "memory"]
+    assert (source_spec("code").folder_setting, source_spec("code").copy_folder) == ("", "")

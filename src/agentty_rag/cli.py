@@ -163,7 +163,8 @@ class _Progress:
 
 def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
     """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed."""
-    from agentty_rag.status_report import counted, preview
+    from agentty_rag.render import counted
+    from agentty_rag.status_report import preview
 
     names = ("docs", "code") if which == "all" else (which,)
     if dry_run:
@@ -232,7 +233,7 @@ def _proactive(workspace: Any, mode: str | None) -> int:
 
 def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
     """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
-    from agentty_rag.server import Session, port_problem, serve
+    from agentty_rag.server import port_problem, serve
 
     if located.root is None:
         if located.how == "--root":
@@ -247,7 +248,7 @@ def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> in
             print(f"agentty-rag: {problem}", file=sys.stderr)
             return 1
     try:
-        serve(Session(located, settings), args.transport, args.host, args.port)
+        serve(located, settings, args.transport, args.host, args.port)
     except BadRequest as error:  # a non-loopback bind without a bearer token
         print(f"agentty-rag: {error}", file=sys.stderr)
         return 2
@@ -270,10 +271,11 @@ def _search(args: argparse.Namespace, workspace: Any) -> int:
 
 
 def _status(args: argparse.Namespace, workspace: Any, located: Located) -> int:
-    from agentty_rag.status_report import gather, render
+    from agentty_rag.render import render_status, status_json
+    from agentty_rag.status_report import gather
 
-    summary = gather(workspace, located)
-    print(json.dumps(summary, indent=2) if args.json else render(summary, args.verbose))
+    report = gather(workspace, located)
+    print(json.dumps(status_json(report), indent=2) if args.json else render_status(report, args.verbose))
     return 0
 
 

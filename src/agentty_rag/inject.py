@@ -15,10 +15,12 @@ from dataclasses import dataclass, replace
 
 from agentty_rag.budget import fit
 from agentty_rag.errors import StdinError
+from agentty_rag.outcome import query_evidence
 from agentty_rag.render import render_context_block
+from agentty_rag.request import MAX_QUERY_CHARS
 from agentty_rag.retrieve.merge import merge_retrieved
 from agentty_rag.retrieve.pipeline import Retrieved
-from agentty_rag.service import MAX_QUERY_CHARS, Attempt, Workspace, query_evidence
+from agentty_rag.service import Attempt, Workspace
 from agentty_rag.state import first_time, read_mode
 
 # Replies that carry no question: nothing to retrieve for.

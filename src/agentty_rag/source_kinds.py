@@ -3,9 +3,11 @@
 One entry per kind says which index it lives in, whether it is source code (how it is chunked, indexed,
 compressed and shown), what its ``ref`` is (a path: provenance names lines, ``scope`` can restrict it; or a
 name), what a passage of it is named after, whether neighbouring passages of it are stitched, and what the
-``sources`` argument of its search tool calls it. Chunking, the index fields, stitching, the filters, the
-budget, rendering, the benchmark's labels and the server's argument type read these entries; none of them
-names a kind. A new kind is a member of ``SourceKind`` and an entry in ``SOURCES``, here.
+``sources`` argument of its search tool calls it, what ``status`` calls it, and which folder it is read from.
+Chunking, the index fields, stitching, the filters, the budget, rendering, ``status``, the benchmark's labels
+and corpus copies and the server's argument type read these entries; none of them names a kind. A new kind
+is a member of ``SourceKind`` and an entry in ``SOURCES``, here, plus the ``Source`` that reads it
+(``sources/``) and its opener in ``places.OPENERS``.
 
 Only value types live here: the module imports nothing of the package, so every layer may read it.
 """
@@ -38,6 +40,13 @@ class SourceSpec:
         stitched: neighbouring passages of one file merge into one (a memory log's facts stay apart).
         choices: what its tool's ``sources`` argument calls it; the first is the name the tool publishes
             (none: the argument does not offer it).
+        shown: what ``status`` and ``index --dry-run`` call it (``docs folder``); none: its name.
+        folder_setting: the settings field naming the folder (or folders) its files are read from; none:
+            the workspace root.
+        copy_folder: the folder a copy of the corpus (rag-bench) keeps its files in, which ``folder_setting``
+            then names; none: the copy's root.
+        keeps_folder: its file is named after the folder holding it (a skill's ``SKILL.md``), so a copy keeps
+            that folder and the file's name instead of the path its key names.
     """
 
     name: SourceKind
@@ -48,6 +57,15 @@ class SourceSpec:
     passage: str = "section"
     stitched: bool = True
     choices: tuple[str, ...] = ()
+    shown: str = ""
+    folder_setting: str = ""
+    copy_folder: str = ""
+    keeps_folder: bool = False
+
+    @property
+    def shown_name(self) -> str:
+        """What ``status`` calls the kind: ``docs folder``, ``skills``, ``memory``, ``code``."""
+        return self.shown or self.name
 
     def provenance(self, ref: str, start: int, end: int) -> str:
         """Where a passage comes from, as results name it: ``docs:guide/auth.md:20-44`` or ``skill:NAME``."""
@@ -57,8 +75,26 @@ class SourceSpec:
 SOURCES: Mapping[str, SourceSpec] = {
     spec.name: spec
     for spec in (
-        SourceSpec("docs", "docs", choices=("docs", "doc")),
-        SourceSpec("skill", "docs", located=False, named_by="ref", passage="skill", choices=("skills", "skill")),
+        SourceSpec(
+            "docs",
+            "docs",
+            choices=("docs", "doc"),
+            shown="docs folder",
+            folder_setting="docs_dir",
+            copy_folder="docs",
+        ),
+        SourceSpec(
+            "skill",
+            "docs",
+            located=False,
+            named_by="ref",
+            passage="skill",
+            choices=("skills", "skill"),
+            shown="skills",
+            folder_setting="skills_dirs",
+            copy_folder="skills",
+            keeps_folder=True,
+        ),
         SourceSpec(
             "memory",
             "docs",
@@ -67,6 +103,8 @@ SOURCES: Mapping[str, SourceSpec] = {
             passage="fact",
             stitched=False,
             choices=("memory", "memories"),
+            folder_setting="memory_dir",
+            copy_folder="memory",
         ),
         SourceSpec("code", "code", code=True, named_by="symbol"),
     )

@@ -9,7 +9,8 @@ import pytest
 
 from agentty_rag.bench.datasets import QueriesError, as_tool_query, load_queries
 from agentty_rag.config import load_settings
-from agentty_rag.service import MAX_QUERY_CHARS, Workspace
+from agentty_rag.request import MAX_QUERY_CHARS
+from agentty_rag.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

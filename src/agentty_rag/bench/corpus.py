@@ -17,7 +17,9 @@ from tree_sitter import Node
 from agentty_rag.bench.datasets import Label, Query
 from agentty_rag.chunking.code import Definition, find_definitions, load_grammar
 from agentty_rag.chunking.languages import LanguageSpec, language_of
+from agentty_rag.config import VARIABLES
 from agentty_rag.service import Workspace
+from agentty_rag.source_kinds import SourceSpec, kinds_of, source_spec
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk
 
@@ -34,10 +36,13 @@ class CopiedCorpus:
 
 
 def copy_corpus(workspace: Workspace, name: str, destination: Path) -> CopiedCorpus:
-    """Copy every file the ``docs`` or ``code`` index would read into ``destination``."""
+    """Copy every file the ``docs`` or ``code`` index would read into ``destination``.
+
+    Each kind's files go where its registry entry says (``copy_folder``), and the overrides point each
+    kind's folder setting there.
+    """
     index = workspace.index(name)
     destination.mkdir(parents=True, exist_ok=True)
-    overrides: dict[str, str] = {}
     skipped = SkipReport()
     files = total = 0
     for source in index.config.sources:
@@ -45,26 +50,26 @@ def copy_corpus(workspace: Workspace, name: str, destination: Path) -> CopiedCor
         skipped.merge(scan.skipped)
         for stamp in scan.files:
             kind, _, rel = stamp.key.partition(":")
-            if kind == "skill":
-                # keep the skill's folder name (it is the skill's default name)
-                target = destination / "skills" / Path(stamp.path).parent.name / "SKILL.md"
-            elif kind in ("docs", "memory"):
-                target = destination / kind / rel
-            else:
-                target = destination / rel
+            target = _copied_path(source_spec(kind), destination, Path(stamp.path), rel)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(stamp.path, target)
             files += 1
             total += stamp.size
-    if name == "docs":
-        for kind, variable in (
-            ("docs", "AGENTTY_DOCS_DIR"),
-            ("skills", "AGENTTY_SKILLS_DIRS"),
-            ("memory", "AGENTTY_MEMORY_DIR"),
-        ):
-            (destination / kind).mkdir(exist_ok=True)
-            overrides[variable] = str(destination / kind)
+    overrides: dict[str, str] = {}
+    variables = {variable.attr: variable.name for variable in VARIABLES}
+    for spec in kinds_of(name):
+        if spec.folder_setting:
+            (destination / spec.copy_folder).mkdir(exist_ok=True)
+            overrides[variables[spec.folder_setting]] = str(destination / spec.copy_folder)
     return CopiedCorpus(destination, overrides, files, total, skipped)
+
+
+def _copied_path(spec: SourceSpec, destination: Path, path: Path, rel: str) -> Path:
+    """Where a copy keeps one file: under its kind's folder, at the path its key names, or (a skill) in a
+    folder of the same name as its own, which is the skill's default name."""
+    if spec.keeps_folder:
+        return destination / spec.copy_folder / path.parent.name / path.name
+    return destination / spec.copy_folder / rel
 
 
 # -- known-item queries ---------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag.errors import QueriesError
-from agentty_rag.service import MAX_QUERY_CHARS, Workspace
+from agentty_rag.request import MAX_QUERY_CHARS
+from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, kinds_of
 from agentty_rag.types import Chunk, Hit
 

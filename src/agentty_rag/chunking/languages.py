@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from agentty_rag.chunking.language_spec import LanguageSpec
 
-# language_names and resolve_language are the source's; service.py looks them up here.
+# language_names and resolve_language are the source's; request.py looks them up here.
 from agentty_rag.sources.languages import file_language, is_language, language_names, resolve_language
 
 _JS_FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"

@@ -26,9 +26,10 @@ class IndexConfig:
         sources: where the files come from.
         fields: indexed fields and their weights.
         chunking: chunk sizes (part of the manifest: a change rebuilds).
+        rebuild_fraction: share of changed files above which an update is a rebuild
+            (``AGENTTY_RAG_REBUILD_FRACTION``: the settings hold its default).
+        lock_timeout_s: how long to wait for another process's update (``AGENTTY_RAG_LOCK_TIMEOUT_MS``).
         roots: folders recorded in the manifest (workspace root, docs root ...).
-        rebuild_fraction: share of changed files above which an update is a rebuild.
-        lock_timeout_s: how long to wait for another process's update.
         persist: False keeps the index in memory only (nothing under ``.agentty/``): for sources that must
             never be written to disk, such as other MCP servers' resources.
         scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
@@ -39,9 +40,9 @@ class IndexConfig:
     sources: tuple[Source, ...]
     fields: tuple[FieldSpec, ...]
     chunking: ChunkingConfig
+    rebuild_fraction: float
+    lock_timeout_s: float
     roots: dict[str, str] = field(default_factory=dict)
-    rebuild_fraction: float = 0.2
-    lock_timeout_s: float = 30.0
     persist: bool = True
     scoring: Scoring = DOCS_SCORING
 

@@ -293,7 +293,7 @@ def stamp_files(paths: Iterable[tuple[str, Path, str]]) -> ScanResult:
     return ScanResult(files, skipped)
 
 
-# is_inside is fsguard's; service.py imports it from here.
+# is_inside is fsguard's; request.py imports it from here.
 __all__ = [
     "REPORT_PATHS_PER_REASON",
     "ScanResult",

@@ -1,4 +1,4 @@
-"""The only module that formats results: text for the model, and the same results as structured data.
+"""Search results: text for the model, the same results as structured data, the proactive block.
 
 The header says truthfully how the result was produced (the mode and every stage's count); each passage
 starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``,

@@ -1,0 +1,55 @@
+"""The only formatter: everything the package shows a model or a person is made into text here.
+
+``results`` shows search results (the text the model reads, the same results as structured content, the
+proactive block, ``--explain``); ``status`` shows ``agentty-rag status`` and ``index --dry-run`` from their
+typed reports (``status_types``). Nothing here ranks or counts tokens.
+"""
+
+from __future__ import annotations
+
+from agentty_rag.render.results import (
+    HEADINGS_JOINED_BY,
+    KINDS_JOINED_BY,
+    SYMBOLS_JOINED_BY,
+    block_tag,
+    confidence_bar,
+    fenced,
+    funnel_text,
+    header,
+    heading_label,
+    headings,
+    kinds,
+    printable,
+    provenance,
+    render_context_block,
+    render_explanation,
+    render_structured,
+    render_text,
+    symbols,
+)
+from agentty_rag.render.status import counted, render_preview, render_status, status_json
+
+__all__ = [
+    "HEADINGS_JOINED_BY",
+    "KINDS_JOINED_BY",
+    "SYMBOLS_JOINED_BY",
+    "block_tag",
+    "confidence_bar",
+    "counted",
+    "fenced",
+    "funnel_text",
+    "header",
+    "heading_label",
+    "headings",
+    "kinds",
+    "printable",
+    "provenance",
+    "render_context_block",
+    "render_explanation",
+    "render_preview",
+    "render_status",
+    "render_structured",
+    "render_text",
+    "status_json",
+    "symbols",
+]

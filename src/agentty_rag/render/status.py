@@ -1,0 +1,149 @@
+"""``agentty-rag status`` and ``index --dry-run`` for people, from their typed reports (``status_types``).
+
+``status`` says what each index holds, whether it is fresh, what was skipped and why, and what to do next;
+internals (index files, generations, tokenizer, chunking) only with ``--verbose``. ``status --json`` is the
+same report as data, field for field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from agentty_rag.status_types import IndexPreview, IndexState, Skipped, Sources, StatusReport
+
+# How many paths a line names before it says how many more there are.
+_SHOWN_PATHS = 5
+# How many folders, languages or sources a preview line names.
+_SHOWN_COUNTS = 8
+
+
+def counted(count: int, word: str) -> str:
+    """``1 file``, ``2,480 files``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def status_json(report: StatusReport) -> dict[str, Any]:
+    """The report as data (``status --json``): each field under its own name, in field order."""
+    return asdict(report)
+
+
+def render_status(report: StatusReport, verbose: bool = False) -> str:
+    """The report as text for a person."""
+    where = report.workspace
+    head = f"workspace: {where.root}"
+    moved = os.path.realpath(where.start) != os.path.realpath(where.root)
+    if moved and where.how.startswith("found"):
+        head += f" ({where.how} above {where.start})"
+    lines = [head]
+    for name, state in report.indexes.items():
+        lines.extend(_index_lines(name, state, report.sources, verbose))
+    lines.append(f"dense: {report.dense.description}")
+    if report.next:
+        lines.append("next:")
+        lines.extend(f"  - {step}" for step in report.next)
+    return "\n".join(lines)
+
+
+def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) -> list[str]:
+    if not state.built:
+        head = f"{name}: not indexed yet — {counted(state.to_index, 'file')} to index"
+    else:
+        freshness = "fresh" if state.fresh else f"stale: {state.stale_reason} (the next search updates it)"
+        head = (
+            f"{name}: {counted(state.files, 'file')}, {counted(state.chunks, 'chunk')} — {freshness} "
+            f"(updated {state.updated_at})"
+        )
+    lines = [head]
+    if state.storage != "disk":
+        lines.append(f"  kept in {state.storage}")
+    redacted = state.redacted
+    if redacted.secrets:
+        lines.append(
+            f"  secrets redacted: {redacted.secrets:,} in {counted(redacted.files, 'file')} "
+            f"({', '.join(redacted.examples[:_SHOWN_PATHS])})"
+        )
+    if name == "docs":
+        lines.extend(_docs_source_lines(sources, state.by_source))
+    elif not sources.code.enabled:
+        lines.append("  off (AGENTTY_RAG_CODE=0)")
+    if state.dense.state == "ready":
+        lines.append(f"  vectors: {state.dense.embedded:,} of {state.dense.chunks:,} chunks embedded")
+    lines.extend(_skipped_lines(state.skipped))
+    if verbose:
+        manifest = state.manifest
+        lines.append(
+            f"  index {state.path}, generation {state.generation}, schema {manifest.schema_version}, "
+            f"tokenizer v{manifest.tokenizer_version}, chunking {manifest.chunking}"
+        )
+        lines.extend(f"  root {root_name}: {root}" for root_name, root in sorted(manifest.roots.items()))
+    return lines
+
+
+def _docs_source_lines(sources: Sources, by_source: Mapping[str, int]) -> list[str]:
+    docs, skills, memory = sources.docs, sources.skills, sources.memory
+    lines = []
+    if not docs.enabled:
+        lines.append("  docs folder: off (AGENTTY_RAG_DOCS=0)")
+    elif docs.folder is None:
+        lines.append(f"  docs folder: none found (looked in {', '.join(docs.looked_in)})")
+    else:
+        lines.append(f"  docs folder: {docs.folder.shown} — {counted(by_source.get('docs', 0), 'file')}")
+    if not skills.enabled:
+        lines.append("  skills: off (AGENTTY_RAG_SKILLS=0)")
+    else:
+        folders = "; ".join(f.shown + ("" if f.exists else " does not exist") for f in skills.folders)
+        lines.append(f"  skills: {counted(by_source.get('skill', 0), 'file')} ({folders})")
+    if not memory.enabled:
+        lines.append("  memory: off (AGENTTY_RAG_MEMORY=0)")
+    elif not memory.folder.exists:
+        lines.append(f"  memory: {memory.folder.shown} does not exist (facts an agent learns go there)")
+    else:
+        lines.append(f"  memory: {memory.folder.shown} — {counted(by_source.get('memory', 0), 'file')}")
+    return lines
+
+
+def _skipped_lines(skipped: Skipped) -> list[str]:
+    if not skipped.counts:
+        return ["  skipped: nothing"]
+    reasons = ", ".join(f"{n:,} {reason}" for reason, n in skipped.counts.items())
+    lines = [f"  skipped: {skipped.total:,} ({reasons})"]
+    for reason, paths in skipped.examples.items():
+        shown = paths[:_SHOWN_PATHS]
+        more = skipped.counts.get(reason, 0) - len(shown)
+        lines.append(f"    {reason}: {', '.join(shown)}" + (f" (+{more:,} more)" if more > 0 else ""))
+    return lines
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count:,} bytes"
+    if count < 1024 * 1024:
+        return f"{count / 1024:,.1f} KB"
+    return f"{count / 1024 / 1024:,.1f} MB"
+
+
+def _ranked(counts: tuple[tuple[str, int], ...]) -> str:
+    text = ", ".join(f"{name} {n:,}" for name, n in counts[:_SHOWN_COUNTS])
+    more = len(counts) - _SHOWN_COUNTS
+    return text + (f", … ({more} more)" if more > 0 else "")
+
+
+def render_preview(previews: tuple[IndexPreview, ...]) -> str:
+    """What ``index`` would read (``--dry-run``): counts by folder and by language or source, the largest
+    files."""
+    lines = []
+    for preview in previews:
+        head = f"{preview.name}: {counted(preview.files, 'file')}, {_size(preview.bytes)} would be indexed"
+        lines.append(head + (f" ({preview.skipped})" if preview.skipped else ""))
+        if not preview.files:
+            continue
+        lines.append(f"  by folder: {_ranked(preview.by_folder)}")
+        lines.append(f"  by {preview.kind_label}: {_ranked(preview.by_kind)}")
+        lines.append("  largest: " + ", ".join(f"{rel} ({_size(size)})" for rel, size in preview.largest))
+    return "\n".join(lines)
+
+
+__all__ = ["counted", "render_preview", "render_status", "status_json"]

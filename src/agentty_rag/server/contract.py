@@ -1,0 +1,176 @@
+"""What clients see of the server: its instructions, the tools' and prompt's descriptions, and the schemas.
+
+Each tool's arguments are one strict model, published as its input schema and checked on every call
+(``argument_problem`` says in one line what is wrong); its structured output is ``SearchOutput``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentty_rag.request import MAX_K
+from agentty_rag.source_kinds import DocsChoice, choice_names
+
+INSTRUCTIONS = """\
+agentty-rag searches this project's knowledge at a low token cost.
+- search_docs: the project's documentation, installed skills and learned memory facts. Use it for how-to,
+  configuration, conventions, past decisions and "why" questions.
+- search_code: the source code by meaning, when you do not know the exact identifier ("where do we refresh
+  expired tokens?"). For an exact name, string or error message, grep is faster and complete.
+Each passage starts with its provenance (docs:PATH:LINES, skill:NAME, memory:ID, code:PATH:LINES); open the
+file at those lines when you need more than the excerpt."""
+
+SEARCH_DOCS_DESCRIPTION = """\
+Search the project's documentation folder, installed skills and learned memory facts, ranked by relevance.
+
+Use it to find how something is configured, deployed, operated or decided in this project, in your own
+words. Returns passages with provenance (docs:PATH:START-END, skill:NAME, memory:ID) and a header naming the
+retrieval mode and how many candidates each stage kept. Not for exact strings: use grep for those."""
+
+SEARCH_CODE_DESCRIPTION = """\
+Search the workspace's source code by meaning: each result is a whole function, method, class or
+declaration with its provenance code:PATH:START-END.
+
+Use it when you do not know the identifier ("where are webhook deliveries retried?"). For an exact
+identifier, string or error message, use grep instead: it is exact and complete."""
+
+CONTEXT_FOR_DESCRIPTION = """\
+Retrieved excerpts of this project's docs (and code, when AGENTTY_RAG_PROACTIVE_SOURCES says so) for a
+question, within the proactive budget, with their provenance; nothing when retrieval is not confident."""
+
+ReadOnly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+# -- the tools' structured output --------------------------------------------------------------------------
+
+
+class FunnelStage(BaseModel):
+    stage: str
+    count: int
+
+
+class ResultItem(BaseModel):
+    provenance: str
+    source: str
+    path: str
+    lines: list[int]
+    score: float
+    relevance: float
+    kind: str
+    language: str
+    heading: str
+    symbol: str
+    text: str
+    compressed: bool
+    also: list[str]
+
+
+class SearchOutput(BaseModel):
+    """Structured form of a search result (the text content says the same for the model)."""
+
+    tool: str
+    mode: str
+    query: str
+    workspace: str
+    funnel: list[FunnelStage]
+    confidence: float
+    budget_bytes: int
+    used_bytes: int
+    compressed: int
+    empty_reason: str
+    notes: list[str]
+    results: list[ResultItem]
+
+
+# -- the tools' arguments: one strict model each, published as the input schema and checked on every call ----
+
+
+class _Strict(BaseModel):
+    """No coercion (``k="5"``, ``k=true`` are errors) and no unknown argument (a misspelled name is an error)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SearchDocsArgs(_Strict):
+    query: str = Field(description="What you want to know, in a few words or a question.", max_length=100_000)
+    k: int = Field(8, ge=1, le=MAX_K, description=f"How many passages to return: a whole number from 1 to {MAX_K}.")
+    scope: str | None = Field(
+        None,
+        description="Only this file or folder of the docs (relative to the docs folder or the workspace).",
+        max_length=4096,
+    )
+    sources: list[DocsChoice] | None = Field(
+        None, description=f"Which sources to search ({', '.join(choice_names('docs'))}); all when omitted."
+    )
+
+
+class SearchCodeArgs(_Strict):
+    query: str = Field(description="What the code does, in your own words.", max_length=100_000)
+    k: int = Field(8, ge=1, le=MAX_K, description=f"How many results to return: a whole number from 1 to {MAX_K}.")
+    scope: str | None = Field(
+        None, description="Only this file or folder, relative to the workspace root.", max_length=4096
+    )
+    language: str | None = Field(
+        None, description="Only this language, e.g. python, typescript, go, rust, java.", max_length=64
+    )
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema as clients see it: descriptions, bounds, ``additionalProperties: false``, and
+    no generated titles (a property is named by its key, not titled "K")."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _expected(name: str, prop: dict[str, Any]) -> str:
+    """What a property accepts, in words."""
+    kinds = [option for option in prop.get("anyOf", [prop]) if option.get("type") != "null"]
+    kind = kinds[0] if kinds else prop
+    if kind.get("type") == "integer":
+        return f"{name} must be a whole number from {kind.get('minimum')} to {kind.get('maximum')}"
+    if kind.get("type") == "array":
+        return f"{name} must be a list of any of: {', '.join(kind.get('items', {}).get('enum', []))}"
+    return f"{name} must be a string" + (" or left out" if "anyOf" in prop else "")
+
+
+def argument_problem(model: type[BaseModel], tool: str, arguments: object) -> str:
+    """One line saying what is wrong with a call's arguments ("" when they are valid)."""
+    if not isinstance(arguments, dict):
+        return f'the arguments must be an object, e.g. {{"query": "..."}} (got {type(arguments).__name__})'
+    try:
+        model.model_validate(arguments)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        location = first["loc"]
+        name = str(location[0]) if location else "arguments"
+        properties = model.model_json_schema().get("properties", {})
+        if first["type"] == "extra_forbidden":
+            return f"unknown argument {name!r}: {tool} takes {', '.join(properties)}"
+        if first["type"] == "missing":
+            return f"{name} is required ({properties.get(name, {}).get('description', '').rstrip('.')})"
+        if first["type"] == "string_too_long":
+            return f"{name} is too long (at most {first.get('ctx', {}).get('max_length')} characters)"
+        got = arguments.get(name)
+        return f"{_expected(name, properties.get(name, {}))} (got {json.dumps(got, ensure_ascii=False)[:80]})"
+    return ""
+
+
+__all__ = [
+    "CONTEXT_FOR_DESCRIPTION",
+    "INSTRUCTIONS",
+    "SEARCH_CODE_DESCRIPTION",
+    "SEARCH_DOCS_DESCRIPTION",
+    "ReadOnly",
+    "SearchCodeArgs",
+    "SearchDocsArgs",
+    "SearchOutput",
+    "argument_problem",
+    "input_schema",
+]

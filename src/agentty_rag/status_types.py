@@ -1,0 +1,198 @@
+"""What ``agentty-rag status`` and ``index --dry-run`` report, as values.
+
+``status_report`` gathers them from a workspace, ``render`` shows them: ``status`` as text for a person and,
+with ``--json``, as data. The data is the report itself, field for field (``dataclasses.asdict``): a
+field's name is its key in ``status --json``, and the order of the fields is the order of the keys.
+
+Only value types live here: the module imports nothing of the package, so every layer may read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder a source reads: its path, how ``status`` shows it (``./docs``, ``~/.agentty/skills``)."""
+
+    path: str
+    shown: str
+    exists: bool
+
+
+@dataclass(frozen=True)
+class DocsFolder:
+    """The docs folder: the one found (None: none), and where it was looked for."""
+
+    enabled: bool
+    folder: Folder | None
+    looked_in: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SkillFolders:
+    """The skills folders, in the order a skill name found again is shadowed."""
+
+    enabled: bool
+    folders: tuple[Folder, ...]
+
+
+@dataclass(frozen=True)
+class OneFolder:
+    """A source read from one folder (memory; code, from the workspace root)."""
+
+    enabled: bool
+    folder: Folder
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where each source is read from, and whether it is switched on."""
+
+    docs: DocsFolder
+    skills: SkillFolders
+    memory: OneFolder
+    code: OneFolder
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """Secrets replaced before indexing, in how many files, and the first of those files."""
+
+    secrets: int
+    files: int
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Files left out, counted by reason, with the first few paths of each reason."""
+
+    counts: Mapping[str, int]
+    examples: Mapping[str, tuple[str, ...]]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What the stored index must match to be reused as is, and the folders it was built from."""
+
+    schema_version: int
+    tokenizer_version: str
+    chunking: Mapping[str, object]
+    fields: tuple[str, ...]
+    fields_version: str
+    roots: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """The embedding backend's state, and how many of an index's chunks have a vector."""
+
+    state: str
+    description: str
+    embedded: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """One index: what it holds, whether it is fresh, where it is kept, what it left out.
+
+    ``updated_at`` is ``never`` for an index not built yet; ``by_source`` then counts the files a build
+    would read.
+    """
+
+    index: str
+    path: str
+    files: int
+    chunks: int
+    updated_at: str
+    generation: int
+    fresh: bool
+    stale_reason: str
+    storage: str
+    redacted: Redacted
+    manifest: Manifest
+    skipped: Skipped
+    by_source: Mapping[str, int]
+    dense: Vectors
+
+    @property
+    def built(self) -> bool:
+        return self.updated_at != "never"
+
+    @property
+    def to_index(self) -> int:
+        """The files found for it, by every source."""
+        return sum(self.by_source.values())
+
+
+@dataclass(frozen=True)
+class Where:
+    """The workspace: its root, where the search for it started, and how it was found."""
+
+    root: str
+    start: str
+    how: str
+
+
+@dataclass(frozen=True)
+class Dense:
+    """The session's embedding backend, and whether the user asked for it."""
+
+    state: str
+    description: str
+    configured: bool
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """Everything ``agentty-rag status`` says, and what a user can do about it (``next``), most useful first."""
+
+    workspace: Where
+    sources: Sources
+    indexes: Mapping[str, IndexState]
+    dense: Dense
+    next: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IndexPreview:
+    """What a build of one index would read, from a scan alone (``index --dry-run``).
+
+    The ``by_*`` counts are ranked, most files first; ``by_kind`` counts languages for the code index and
+    sources for the others, as ``kind_label`` says.
+    """
+
+    name: str
+    files: int
+    bytes: int
+    skipped: str
+    by_folder: tuple[tuple[str, int], ...]
+    kind_label: str
+    by_kind: tuple[tuple[str, int], ...]
+    largest: tuple[tuple[str, int], ...]
+
+
+__all__ = [
+    "Dense",
+    "DocsFolder",
+    "Folder",
+    "IndexPreview",
+    "IndexState",
+    "Manifest",
+    "OneFolder",
+    "Redacted",
+    "SkillFolders",
+    "Skipped",
+    "Sources",
+    "StatusReport",
+    "Vectors",
+    "Where",
+]
