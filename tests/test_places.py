@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agentty_rag.config import load_settings
+from agentty_rag.mcp_resources.model import Snapshot
+from agentty_rag.mcp_resources.source import McpSource
 from agentty_rag.places import OPENERS, Places, index_config, index_names
 from agentty_rag.source_kinds import SOURCES, kinds_of
 from agentty_rag.sources.code import CodeSource
@@ -23,7 +26,19 @@ def _places(root: Path, **env: str) -> Places:
 
 def test_every_kind_of_the_registry_says_how_it_is_read() -> None:
     assert list(OPENERS) == list(SOURCES)
-    assert index_names() == ("docs", "code")
+    assert index_names() == ("docs", "code", "mcp")
+
+
+def test_mcp_resources_are_read_only_when_on_and_their_index_stays_in_memory(tmp_path: Path) -> None:
+    off = index_config("mcp", _places(tmp_path))
+    on = index_config("mcp", replace(_places(tmp_path, AGENTTY_RAG_MCP="1"), resources=Snapshot))
+    assert (off.sources, off.persist) == ((), False)
+    assert ([type(s) for s in on.sources], on.persist) == ([McpSource], False)
+    assert on.field_names == ("body", "title", "path")
+    assert (index_config("docs", _places(tmp_path)).persist, index_config("code", _places(tmp_path)).persist) == (
+        True,
+        True,
+    )
 
 
 def test_each_index_reads_the_kinds_the_registry_puts_in_it(tmp_path: Path) -> None:

@@ -16,11 +16,13 @@ from agentty_rag.request import (
     code_request,
     code_scope,
     doc_sources,
+    docs_indexes,
     docs_request,
     languages,
     query_text,
     whole_k,
 )
+from agentty_rag.retrieve.pipeline import Filters
 from tests.conftest import write
 
 
@@ -74,8 +76,17 @@ def test_sources_are_named_by_any_of_their_choices_once_each() -> None:
     assert doc_sources(["Memory", "skill", "skills"]) == ("memory", "skill")
     assert doc_sources("docs") == ("docs",)
     assert doc_sources(None) is None
-    with pytest.raises(BadRequest, match="sources is empty; leave it out to search docs, skills and memory"):
+    with pytest.raises(BadRequest, match="sources is empty; leave it out to search docs, skills, memory and mcp"):
         doc_sources([])
+
+
+def test_a_docs_search_reads_the_mcp_resources_when_on_or_asked_for_and_not_scoped() -> None:
+    assert docs_indexes(Filters(), mcp_enabled=False) == ("docs",)
+    assert docs_indexes(Filters(), mcp_enabled=True) == ("docs", "mcp")
+    assert docs_indexes(Filters(sources=("mcp",)), mcp_enabled=False) == ("mcp",)  # says how to turn them on
+    assert docs_indexes(Filters(sources=("docs", "mcp")), mcp_enabled=True) == ("docs", "mcp")
+    assert docs_indexes(Filters(sources=("skill",)), mcp_enabled=True) == ("docs",)
+    assert docs_indexes(Filters(scope="guide"), mcp_enabled=True) == ("docs",)
 
 
 def test_a_language_is_named_or_left_out() -> None:

@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("query", nargs="+", help="what you are looking for")
     docs.add_argument("-k", type=int, default=8, help="passages to return (1-50, default 8)")
     docs.add_argument("--scope", help="only this file or folder of the docs")
-    docs.add_argument("--sources", help="comma-separated: docs,skills,memory (default: all)")
+    docs.add_argument("--sources", help="comma-separated: docs,skills,memory,mcp (default: all)")
     docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
     docs.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 

@@ -18,6 +18,8 @@ from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.config import Settings
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
+from agentty_rag.mcp_resources.model import Snapshot
+from agentty_rag.mcp_resources.source import McpSource
 from agentty_rag.source_kinds import SOURCES, kinds_of
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
@@ -34,10 +36,12 @@ class Places:
     Args:
         root: the workspace root (a real path).
         settings: the folders the user named (``AGENTTY_DOCS_DIR`` ...) and which sources are on.
+        resources: the configured MCP servers' resources (``AGENTTY_RAG_MCP=1``), read at first use.
     """
 
     root: Path
     settings: Settings
+    resources: Callable[[], Snapshot] | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -127,12 +131,19 @@ def _code(places: Places) -> Opened | None:
     return Opened(CodeSource(places.root, s.code_max_files, s.code_max_bytes, s.code_secrets))
 
 
+def _mcp(places: Places) -> Opened | None:
+    if places.resources is None:
+        return None
+    return Opened(McpSource(places.resources, places.settings.mcp_max_bytes))
+
+
 # How each kind of the registry is read in a workspace (None: the settings turn it off).
 OPENERS: Mapping[str, Callable[[Places], Opened | None]] = {
     "docs": _docs,
     "skill": _skills,
     "memory": _memory,
     "code": _code,
+    "mcp": _mcp,
 }
 
 
@@ -173,6 +184,7 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
         rebuild_fraction=s.rebuild_fraction,
         lock_timeout_s=s.lock_timeout_ms / 1000,
         roots=roots,
+        persist=all(kind.kept for kind in kinds),
         scoring=CODE_SCORING if code else DOCS_SCORING,
     )
 
@@ -180,6 +192,10 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
 def nothing_indexed(name: str, places: Places) -> str:
     """Why an index holds nothing, and what to do about it."""
     s = places.settings
+    if name == "mcp":
+        if not s.mcp_enabled:
+            return "no MCP resources — AGENTTY_RAG_MCP=1 searches the resources of the MCP servers the agent uses"
+        return "no MCP resources — no configured MCP server offers text resources (`agentty-rag status` lists them)"
     if name == "code":
         if not s.code_enabled:
             return "no code indexed — AGENTTY_RAG_CODE=0 turns search_code off"

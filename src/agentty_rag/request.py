@@ -136,6 +136,18 @@ def languages(language: str | None) -> tuple[str, ...] | None:
     return names
 
 
+def docs_indexes(filters: Filters, mcp_enabled: bool) -> tuple[str, ...]:
+    """The indexes a docs search reads: the docs index unless only MCP resources are asked for, and the MCP
+    resources' when they are asked for, or on and not ruled out (a scope leaves them out, as skills and
+    memory, which have no path either)."""
+    wanted = filters.sources
+    docs = wanted is None or any(kind != "mcp" for kind in wanted)
+    mcp = "mcp" in wanted if wanted is not None else mcp_enabled
+    if docs and filters.scope is not None:
+        mcp = False
+    return ("docs",) * docs + ("mcp",) * mcp
+
+
 def docs_request(
     places: Places, query: str, k: int, scope: str | None = None, sources: Sequence[str] | None = None
 ) -> SearchRequest:
@@ -161,6 +173,7 @@ __all__ = [
     "code_request",
     "code_scope",
     "doc_sources",
+    "docs_indexes",
     "docs_request",
     "docs_scope",
     "languages",

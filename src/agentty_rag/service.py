@@ -27,7 +27,9 @@ from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.outcome import Outcome, answer
 from agentty_rag.places import Places, index_config, nothing_indexed
-from agentty_rag.request import SearchRequest, code_request, docs_request
+from agentty_rag.request import SearchRequest, code_request, docs_indexes, docs_request
+from agentty_rag.resources import WorkspaceResources
+from agentty_rag.retrieve.merge import merge_retrieved
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.types import Funnel, SearchResult
 
@@ -49,7 +51,10 @@ class Workspace:
     """The indexes and searches of one workspace root."""
 
     def __init__(self, root: Path, settings: Settings, start: Path | None = None) -> None:
-        self.places = Places(Path(os.path.realpath(root)), settings)
+        # Other MCP servers' resources (AGENTTY_RAG_MCP=1): their servers start when a search first reads them.
+        self.resources = WorkspaceResources(Path(os.path.realpath(root)), settings)
+        provider = self.resources.snapshot if settings.mcp_enabled else None
+        self.places = Places(Path(os.path.realpath(root)), settings, provider)
         self.root = self.places.root
         # The folder the process started in: results name the workspace when it is another one.
         self.start = Path(os.path.realpath(start)) if start is not None else self.root
@@ -229,15 +234,22 @@ class Workspace:
         )
         return f"the {name} index needed a build ({reason}); building it in the background"
 
-    def _run(self, tool: str, name: str, request: SearchRequest, wait_s: float | None) -> Outcome:
-        attempt = self.retrieve(name, request.query, request.k, request.filters, wait_s)
-        retrieved = attempt.retrieved
+    def _run(self, tool: str, names: tuple[str, ...], request: SearchRequest, wait_s: float | None) -> Outcome:
+        """Retrieve from each index (one, or the docs and the MCP resources' merged as the hook merges docs and
+        code), then fit and render; the header's mode and empty reason are the first index's."""
+        if "mcp" in names:
+            self.resources.start()  # the servers start while the docs index is refreshed
+        attempts = [self.retrieve(name, request.query, request.k, request.filters, wait_s) for name in names]
+        parts = [attempt.retrieved for attempt in attempts if attempt.retrieved is not None]
+        retrieved = merge_retrieved(parts, request.k) if len(parts) > 1 else parts[0] if parts else None
         hits, funnel = (retrieved.hits, retrieved.funnel) if retrieved is not None else ((), Funnel())
-        notes = (*request.notes, *attempt.notes)
-        result = SearchResult(
-            tool, request.query, attempt.mode, hits, funnel, attempt.empty_reason, notes, self.named_root
-        )
-        return answer(attempt.index, result, retrieved, self.budget())
+        ranked = next((a for a in attempts if a.retrieved is not None), attempts[0])
+        reason = "" if hits else ranked.empty_reason or f"no matches ({ranked.mode})"
+        notes = (*request.notes, *(note for a in attempts for note in a.notes))
+        if "mcp" in names:
+            notes += self.resources.notes()
+        result = SearchResult(tool, request.query, ranked.mode, hits, funnel, reason, notes, self.named_root)
+        return answer(attempts[0].index, result, retrieved, self.budget())
 
     # -- the dense leg --------------------------------------------------------------------------------------
 
@@ -281,8 +293,9 @@ class Workspace:
         sources: Sequence[str] | None = None,
         wait_s: float | None = None,
     ) -> Outcome:
-        """Search the docs folder, skills and memory."""
-        return self._run("search_docs", "docs", docs_request(self.places, query, k, scope, sources), wait_s)
+        """Search the docs folder, skills and memory (and other MCP servers' resources, when they are on)."""
+        request = docs_request(self.places, query, k, scope, sources)
+        return self._run("search_docs", docs_indexes(request.filters, self.resources.enabled), request, wait_s)
 
     def search_code(
         self,
@@ -293,7 +306,7 @@ class Workspace:
         wait_s: float | None = None,
     ) -> Outcome:
         """Search the workspace's source code."""
-        return self._run("search_code", "code", code_request(self.places, query, k, scope, language), wait_s)
+        return self._run("search_code", ("code",), code_request(self.places, query, k, scope, language), wait_s)
 
     def close(self) -> None:
         """Close the indexes no thread is using (a busy one is left to the process's exit) and connections."""
@@ -305,6 +318,7 @@ class Workspace:
                 if held:
                     index.close()
         self.dense.close()
+        self.resources.close()
 
 
 __all__ = ["Attempt", "Workspace"]

@@ -1,9 +1,10 @@
-"""The source kinds — docs, skill, memory, code — and what the rest of the package needs to know of each.
+"""The source kinds — docs, skill, memory, code, mcp — and what the rest of the package needs to know of each.
 
 One entry per kind says which index it lives in, whether it is source code (how it is chunked, indexed,
 compressed and shown), what its ``ref`` is (a path: provenance names lines, ``scope`` can restrict it; or a
 name), what a passage of it is named after, whether neighbouring passages of it are stitched, and what the
-``sources`` argument of its search tool calls it, what ``status`` calls it, and which folder it is read from.
+``sources`` argument of its search tool calls it, what ``status`` calls it, which folder it is read from, and
+whether its index is kept on disk.
 Chunking, the index fields, stitching, the filters, the budget, rendering, ``status``, the benchmark's labels
 and corpus copies and the server's argument type read these entries; none of them names a kind. A new kind
 is a member of ``SourceKind`` and an entry in ``SOURCES``, here, plus the ``Source`` that reads it
@@ -18,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-SourceKind = Literal["docs", "skill", "memory", "code"]
-IndexName = Literal["docs", "code"]
+SourceKind = Literal["docs", "skill", "memory", "code", "mcp"]
+IndexName = Literal["docs", "code", "mcp"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class SourceSpec:
         stitched: neighbouring passages of one file merge into one (a memory log's facts stay apart).
         choices: what its tool's ``sources`` argument calls it; the first is the name the tool publishes
             (none: the argument does not offer it).
+        tool: the index whose search tool searches it too, merging the two rankings (``mcp`` with ``docs``);
+            none: its own index's.
+        kept: its index is written under ``.agentty/``; otherwise it lives in memory for the process only.
+        origin: the structured content's key for where a passage came from (``server``), which its chunk's
+            title starts with (see ``Chunk.origin``); none: the kind has no such origin.
         shown: what ``status`` and ``index --dry-run`` call it (``docs folder``); none: its name.
         folder_setting: the settings field naming the folder (or folders) its files are read from; none:
             the workspace root.
@@ -57,10 +63,18 @@ class SourceSpec:
     passage: str = "section"
     stitched: bool = True
     choices: tuple[str, ...] = ()
+    tool: IndexName | None = None
+    kept: bool = True
+    origin: str = ""
     shown: str = ""
     folder_setting: str = ""
     copy_folder: str = ""
     keeps_folder: bool = False
+
+    @property
+    def searched_by(self) -> IndexName:
+        """The index whose search tool searches this kind."""
+        return self.tool or self.index
 
     @property
     def shown_name(self) -> str:
@@ -107,6 +121,16 @@ SOURCES: Mapping[str, SourceSpec] = {
             copy_folder="memory",
         ),
         SourceSpec("code", "code", code=True, named_by="symbol"),
+        SourceSpec(
+            "mcp",
+            "mcp",
+            located=False,
+            choices=("mcp", "resources"),
+            tool="docs",
+            kept=False,
+            origin="server",
+            shown="MCP resources",
+        ),
     )
 }
 
@@ -124,15 +148,20 @@ def kinds_of(index: str) -> tuple[SourceSpec, ...]:
     return tuple(spec for spec in SOURCES.values() if spec.index == index)
 
 
-def choice_names(index: str) -> tuple[str, ...]:
-    """The names an index's ``sources`` argument publishes: ``docs``, ``skills``, ``memory``."""
-    return tuple(spec.choices[0] for spec in kinds_of(index) if spec.choices)
+def kinds_searched_by(tool: str) -> tuple[SourceSpec, ...]:
+    """The kinds an index's search tool searches (its own and those merged into it), in registry order."""
+    return tuple(spec for spec in SOURCES.values() if spec.searched_by == tool)
 
 
-def chosen_kind(index: str, name: str) -> SourceSpec | None:
+def choice_names(tool: str) -> tuple[str, ...]:
+    """The names a search tool's ``sources`` argument publishes: ``docs``, ``skills``, ``memory``, ``mcp``."""
+    return tuple(spec.choices[0] for spec in kinds_searched_by(tool) if spec.choices)
+
+
+def chosen_kind(tool: str, name: str) -> SourceSpec | None:
     """The kind a ``sources`` argument names (any of its choices, case and spaces aside); None if none."""
     wanted = name.strip().lower()
-    return next((spec for spec in kinds_of(index) if wanted in spec.choices), None)
+    return next((spec for spec in kinds_searched_by(tool) if wanted in spec.choices), None)
 
 
 if TYPE_CHECKING:
@@ -150,5 +179,6 @@ __all__ = [
     "choice_names",
     "chosen_kind",
     "kinds_of",
+    "kinds_searched_by",
     "source_spec",
 ]

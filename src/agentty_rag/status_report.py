@@ -27,6 +27,8 @@ from agentty_rag.status_types import (
     IndexPreview,
     IndexState,
     Manifest,
+    McpResources,
+    McpServer,
     OneFolder,
     Redacted,
     SkillFolders,
@@ -117,8 +119,37 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
         indexes=indexes,
         dense=Dense(workspace.dense.status.state, workspace.dense.describe(), workspace.settings.dense_configured),
         next=(),
+        mcp=mcp_resources(workspace),
     )
     return replace(report, next=tuple(next_steps(workspace, report)))
+
+
+def mcp_resources(workspace: Workspace) -> McpResources:
+    """The configured MCP servers and their resources: started, and waited for, when the setting is on."""
+    if not workspace.resources.enabled:
+        return McpResources()
+    index = workspace.index("mcp")
+    index.refresh()  # in memory: nothing is written
+    snapshot = workspace.resources.snapshot()
+    servers = tuple(
+        McpServer(
+            s.name,
+            s.origin,
+            s.target,
+            s.state,
+            s.listed,
+            s.read,
+            dict(s.skipped),
+            s.capped,
+            s.error,
+            s.failures,
+            s.freshness,
+        )
+        for s in snapshot.servers
+    )
+    hub = workspace.resources.start()
+    files = hub.servers.files if hub is not None else ()
+    return McpResources(True, files, snapshot.problems, servers, index.n_chunks)
 
 
 def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
@@ -145,6 +176,11 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
             variable = LIFTED_BY.get((name, reason))
             if variable:
                 steps.append(f"{count} {name} file(s) skipped as {reason}: {variable} includes them")
+    steps += [
+        f"MCP server {server.name} failed: check its entry in {server.origin} (search_docs answers without it)"
+        for server in report.mcp.servers
+        if server.state == "failed"
+    ]
     dense = report.dense
     if dense.state == "unavailable":
         reason = dense.description.removeprefix("unavailable: ")

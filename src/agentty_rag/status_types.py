@@ -152,6 +152,39 @@ class Dense:
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """One configured MCP server whose resources ``search_docs`` reads, and how it is doing.
+
+    ``state`` is ``starting``, ``ready`` or ``failed`` (``error`` says why); ``read`` counts the text resources
+    held, ``skipped`` the listed ones left out by reason, ``capped`` a listing cut at the cap.
+    """
+
+    name: str
+    origin: str
+    target: str
+    state: str
+    listed: int
+    read: int
+    skipped: Mapping[str, int]
+    capped: bool
+    error: str
+    failures: int
+    freshness: str
+
+
+@dataclass(frozen=True)
+class McpResources:
+    """Other MCP servers' resources (``AGENTTY_RAG_MCP``): on or off, the configuration files read, the entries
+    left out with their reasons, the servers, and the chunks their in-memory index holds."""
+
+    enabled: bool = False
+    files: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    servers: tuple[McpServer, ...] = ()
+    chunks: int = 0
+
+
+@dataclass(frozen=True)
 class StatusReport:
     """Everything ``agentty-rag status`` says, and what a user can do about it (``next``), most useful first."""
 
@@ -160,6 +193,7 @@ class StatusReport:
     indexes: Mapping[str, IndexState]
     dense: Dense
     next: tuple[str, ...]
+    mcp: McpResources = McpResources()
 
 
 @dataclass(frozen=True)
@@ -187,6 +221,8 @@ __all__ = [
     "IndexPreview",
     "IndexState",
     "Manifest",
+    "McpResources",
+    "McpServer",
     "OneFolder",
     "Redacted",
     "SkillFolders",

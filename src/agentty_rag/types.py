@@ -11,6 +11,9 @@ import xxhash
 
 from agentty_rag.source_kinds import SourceKind, SourceSpec, source_spec
 
+# Ends the origin at the start of a chunk's title (``SourceSpec.origin``): ``wiki<TAB>Runbook``.
+ORIGIN_END = "\t"
+
 
 @dataclass(frozen=True, slots=True)
 class FileStamp:
@@ -35,7 +38,7 @@ class Document:
     ref: str  # what provenance names: docs path, skill name, memory id or code path
     text: str
     language: str = "text"
-    title: str = ""  # skill description, memory tags: indexed with the heading path
+    title: str = ""  # skill description, memory tags, an MCP resource's server: indexed with the heading path
     first_line: int = 1  # where ``text`` starts in its file (memory facts in a JSONL log)
 
 
@@ -77,8 +80,14 @@ class Chunk:
 
     @property
     def provenance(self) -> str:
-        """``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID`` or ``code:src/x.py:80-126``."""
+        """``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``, ``code:src/x.py:80-126`` or ``mcp:URI``."""
         return self.spec.provenance(self.ref, self.start_line, self.end_line)
+
+    @property
+    def origin(self) -> str:
+        """Where the passage came from, for a kind that names one (an MCP resource's server): its title up to the
+        first tab; "" for the other kinds."""
+        return self.title.split(ORIGIN_END, 1)[0] if self.spec.origin else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,4 +143,4 @@ class SearchResult:
     workspace: str = ""  # the workspace searched, named when it is not the folder the process started in
 
 
-__all__ = ["Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]
+__all__ = ["ORIGIN_END", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

@@ -22,7 +22,7 @@ from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.fields import field_terms
 from agentty_rag.index.store import FileRow
 from agentty_rag.index.tokenize import Tokenizer
-from agentty_rag.sources.base import Source
+from agentty_rag.sources.base import HeldSource, Source
 from agentty_rag.sources.secrets import redact
 from agentty_rag.types import Chunk, Document, FileStamp
 
@@ -53,11 +53,17 @@ class Prepared:
         return FileRow(self.stamp.size, self.stamp.mtime_ns, self.hash, len(self.chunks), self.skip, self.redacted)
 
 
-def read_file(stamp: FileStamp, max_bytes: int) -> tuple[Prepared, bytes]:
-    """Read and fingerprint one file; a file that grew past ``max_bytes`` since the scan is skipped, and so
-    is one swapped since the scan for a link out of its folder, a FIFO or a device."""
+def read_file(source: Source, stamp: FileStamp) -> tuple[Prepared, bytes]:
+    """Read and fingerprint one file; a file that grew past the source's ``max_bytes`` since the scan is
+    skipped, and so is one swapped since the scan for a link out of its folder, a FIFO or a device. A
+    ``HeldSource``'s item is read from memory."""
+    max_bytes = source.max_bytes
     try:
-        data = read_regular(stamp.path, stamp.boundary, max_bytes)
+        data = (
+            _held(source, stamp)
+            if isinstance(source, HeldSource)
+            else read_regular(stamp.path, stamp.boundary, max_bytes)
+        )
     except UnsafeFile as error:
         return Prepared(stamp.key, stamp, "", [], error.reason), b""
     except OSError:
@@ -67,6 +73,13 @@ def read_file(stamp: FileStamp, max_bytes: int) -> tuple[Prepared, bytes]:
     if len(data) > max_bytes:
         return Prepared(stamp.key, stamp, digest, [], "too large"), b""
     return Prepared(stamp.key, stamp, digest, []), data
+
+
+def _held(source: HeldSource, stamp: FileStamp) -> bytes:
+    held = source.held(stamp)
+    if held is None:
+        raise OSError(f"{stamp.key} went away since the scan")
+    return held
 
 
 def chunk_file(
@@ -118,7 +131,7 @@ def prepare_file(job: Job, tokenizer: Tokenizer | None = None) -> tuple[Prepared
         if _worker_tokenizer is None:
             _worker_tokenizer = Tokenizer()
         tokenizer = _worker_tokenizer
-    item, data = read_file(stamp, source.max_bytes)
+    item, data = read_file(source, stamp)
     item, warnings = chunk_file(source, item, data, chunking)
     item, counted = counted_terms(tokenizer, item)
     return item, counted, warnings
@@ -145,7 +158,8 @@ def prepare_all(
     results: Iterable[tuple[Prepared, list[Counted], tuple[str, ...]]]
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
     pool = None
-    if len(jobs) >= PARALLEL_MIN_FILES and workers > 1:
+    held = any(isinstance(source, HeldSource) for source, _, _ in jobs)  # its bytes live in this process
+    if len(jobs) >= PARALLEL_MIN_FILES and workers > 1 and not held:
         try:
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             results = pool.map(prepare_file, jobs, chunksize=16)

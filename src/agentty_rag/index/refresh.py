@@ -74,7 +74,7 @@ def plan(found: Scan, files: Mapping[str, FileRow], reason: str, rebuild_fractio
     if reason:
         return result
     for key in changes.stamp_changed:
-        item, data = read_file(found.stamps[key], found.owners[key].max_bytes)
+        item, data = read_file(found.owners[key], found.stamps[key])
         old = files[key]
         if item.hash == old.hash and not item.skip:
             result.touched[key] = replace(old, size=item.stamp.size, mtime_ns=item.stamp.mtime_ns)
@@ -99,7 +99,7 @@ def chunked(patch: Plan, found: Scan, chunking: ChunkingConfig, warn: Callable[[
         return prepared
 
     prepared = [cut(item, data) for item, data in patch.changed]
-    added = (read_file(found.stamps[key], found.owners[key].max_bytes) for key in patch.diff.added)
+    added = (read_file(found.owners[key], found.stamps[key]) for key in patch.diff.added)
     return prepared + [cut(item, data) for item, data in added]
 
 

@@ -124,7 +124,8 @@ class ServerReader:
             if session.cancelled_caught:
                 raise ResourceServerError(f"timed out after {self._ms} ms starting")
         finally:
-            self._stderr = await anyio.to_thread.run_sync(tail.close) if tail is not None else ""
+            with anyio.CancelScope(shield=True):  # on shutdown too: the pipe is closed (the server has exited)
+                self._stderr = await anyio.to_thread.run_sync(tail.close) if tail is not None else ""
 
     async def _deadline(self, session: anyio.CancelScope) -> None:
         await anyio.sleep(self.options.timeout_s)

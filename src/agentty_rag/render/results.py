@@ -129,6 +129,8 @@ def render_text(result: SearchResult, packed: Packed) -> str:
         chunk = passage.hit.chunk
         label = _label(passage.hit)
         title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
+        if chunk.origin:
+            title += f" ({chunk.spec.origin} {printable(chunk.origin)})"
         if label:
             title += f" · {label}"
         title += f" · relevance {passage.relevance:.2f}"
@@ -173,6 +175,7 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
                 "language": p.hit.chunk.language,
                 "heading": "" if p.hit.chunk.spec.code else HEADINGS_JOINED_BY.join(headings(p.hit)),
                 "symbol": SYMBOLS_JOINED_BY.join(symbols(p.hit)),
+                "server": p.hit.chunk.origin,
                 "text": p.text,
                 "compressed": p.compressed,
                 "also": list(p.hit.also),

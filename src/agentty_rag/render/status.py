@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from agentty_rag.status_types import IndexPreview, IndexState, Skipped, Sources, StatusReport
+from agentty_rag.status_types import IndexPreview, IndexState, McpResources, Skipped, Sources, StatusReport
 
 # How many paths a line names before it says how many more there are.
 _SHOWN_PATHS = 5
@@ -40,6 +40,8 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     lines = [head]
     for name, state in report.indexes.items():
         lines.extend(_index_lines(name, state, report.sources, verbose))
+    if report.mcp.enabled:
+        lines.extend(_mcp_lines(report.mcp))
     lines.append(f"dense: {report.dense.description}")
     if report.next:
         lines.append("next:")
@@ -79,6 +81,23 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
             f"tokenizer v{manifest.tokenizer_version}, chunking {manifest.chunking}"
         )
         lines.extend(f"  root {root_name}: {root}" for root_name, root in sorted(manifest.roots.items()))
+    return lines
+
+
+def _mcp_lines(mcp: McpResources) -> list[str]:
+    """The MCP servers read for ``search_docs``: each with its state and counts, or why it failed."""
+    where = ", ".join(mcp.files) or "no configuration file found (.mcp.json, .cursor/mcp.json, .codex/config.toml)"
+    lines = [f"mcp: {counted(len(mcp.servers), 'server')}, {counted(mcp.chunks, 'chunk')} kept in memory — {where}"]
+    for server in mcp.servers:
+        head = f"  {server.name} ({server.target}, {server.origin}): {server.state}"
+        if server.state == "failed":
+            lines.append(f"{head} — {server.error}")
+            continue
+        skipped = ", ".join(f"{n:,} {reason}" for reason, n in server.skipped.items())
+        counts = f"{server.read:,} of {counted(server.listed, 'resource')} read" + (f" ({skipped})" if skipped else "")
+        capped = "; more not listed (AGENTTY_RAG_MCP_MAX_RESOURCES)" if server.capped else ""
+        lines.append(f"{head} — {counts}{capped}" + (f"; {server.freshness}" if server.freshness else ""))
+    lines.extend(f"  left out: {problem}" for problem in mcp.problems)
     return lines
 
 

@@ -1,8 +1,10 @@
-"""One ranking from the rankings of several indexes: what the proactive hook shows for docs and code at once.
+"""One ranking from the rankings of several indexes: what the proactive hook shows for docs and code at once,
+and what ``search_docs`` returns for the docs and other MCP servers' resources.
 
 Scores of different indexes do not compare (BM25 over other fields, other rerank features), so each hit is
 scored by its relevance within its own result (1 for that result's best hit, 0 for its weakest candidate)
-times that result's confidence: a sure result's best hit leads, an unsure result's hits fall behind.
+times that result's confidence: a sure result's best hit leads, an unsure result's hits fall behind. The
+funnel adds up each stage's counts over the parts, then says how many the merge returned.
 """
 
 from __future__ import annotations
@@ -30,12 +32,22 @@ def merge_retrieved(parts: Sequence[Retrieved], k: int) -> Retrieved:
     hits = tuple(replace(hit, score=score) for score, _, hit in weighted[:k])
     return Retrieved(
         hits,
-        Funnel(),
+        _funnel(parts, len(hits)),
         "hybrid" if any(part.mode == "hybrid" for part in parts) else "bm25",
         confidence=max((part.confidence for part in parts), default=0.0),
         profile=next((part.profile for part in parts if part.profile is not None), None),
         weakest=0.0,
     )
+
+
+def _funnel(parts: Sequence[Retrieved], returned: int) -> Funnel:
+    """Each stage's count summed over the parts (in the order the stages first come), then ``returned``."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        for stage, count in part.funnel.stages:
+            if stage != "returned":
+                counts[stage] = counts.get(stage, 0) + count
+    return Funnel((*counts.items(), ("returned", returned))) if counts else Funnel()
 
 
 __all__ = ["merge_retrieved"]

@@ -21,15 +21,17 @@ agentty-rag searches this project's knowledge at a low token cost.
   configuration, conventions, past decisions and "why" questions.
 - search_code: the source code by meaning, when you do not know the exact identifier ("where do we refresh
   expired tokens?"). For an exact name, string or error message, grep is faster and complete.
-Each passage starts with its provenance (docs:PATH:LINES, skill:NAME, memory:ID, code:PATH:LINES); open the
-file at those lines when you need more than the excerpt."""
+Each passage starts with its provenance (docs:PATH:LINES, skill:NAME, memory:ID, code:PATH:LINES, or mcp:URI
+for a resource of another MCP server, when the project turns those on); open the file at those lines when you
+need more than the excerpt."""
 
 SEARCH_DOCS_DESCRIPTION = """\
 Search the project's documentation folder, installed skills and learned memory facts, ranked by relevance.
 
 Use it to find how something is configured, deployed, operated or decided in this project, in your own
-words. Returns passages with provenance (docs:PATH:START-END, skill:NAME, memory:ID) and a header naming the
-retrieval mode and how many candidates each stage kept. Not for exact strings: use grep for those."""
+words. Returns passages with provenance (docs:PATH:START-END, skill:NAME, memory:ID; mcp:URI for resources of
+the project's other MCP servers, when AGENTTY_RAG_MCP=1) and a header naming the retrieval mode and how many
+candidates each stage kept. Not for exact strings: use grep for those."""
 
 SEARCH_CODE_DESCRIPTION = """\
 Search the workspace's source code by meaning: each result is a whole function, method, class or
@@ -64,6 +66,7 @@ class ResultItem(BaseModel):
     language: str
     heading: str
     symbol: str
+    server: str = ""  # the MCP server an mcp:URI passage was read from
     text: str
     compressed: bool
     also: list[str]

@@ -97,6 +97,7 @@ def warm_up(workspace: Workspace) -> None:
     index is built (the header says ``partial`` until every chunk has a vector). A workspace closed
     meanwhile (the server shut down, or the client's roots chose another) is left at the next step.
     """
+    workspace.resources.start()  # other MCP servers start reading at once (AGENTTY_RAG_MCP=1), beside the builds
     status = workspace.dense.ensure()
     log.info("dense leg: %s", workspace.dense.describe())
     for name in index_names():

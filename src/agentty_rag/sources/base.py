@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from agentty_rag.sources.walker import ScanResult
 from agentty_rag.types import Document, FileStamp
@@ -38,4 +38,14 @@ class Source(Protocol):
         ...
 
 
-__all__ = ["LoadResult", "Source"]
+@runtime_checkable
+class HeldSource(Protocol):
+    """A source whose content is held in memory rather than in files (other MCP servers' resources): an index
+    reads a scanned item with ``held`` instead of from disk, and never in another process."""
+
+    def held(self, stamp: FileStamp) -> bytes | None:
+        """The bytes of a scanned item (None: it went away since the scan)."""
+        ...
+
+
+__all__ = ["HeldSource", "LoadResult", "Source"]
