@@ -42,3 +42,26 @@ def test_a_stitched_hit_keeps_the_id_its_joined_chunk_had() -> None:
 def test_nothing_to_merge_is_an_empty_result() -> None:
     merged = merge_retrieved([], 6)
     assert merged.hits == () and merged.confidence == 0.0
+
+
+def test_the_merged_funnel_adds_up_each_stage_in_the_pipelines_order() -> None:
+    # the docs index had nothing to rerank; the resources' index did
+    docs = Retrieved(
+        (),
+        Funnel((("lexical", 2), ("fused", 2), ("dedup/stitch", 0), ("returned", 0))),
+        "bm25",
+    )
+    resources = Retrieved(
+        (_hit("note://a", 1.0, "mcp"),),
+        Funnel((("lexical", 3), ("fused", 3), ("reranked", 3), ("dedup/stitch", 1), ("returned", 1))),
+        "bm25",
+        confidence=0.8,
+    )
+    merged = merge_retrieved([docs, resources], 5)
+    assert merged.funnel.stages == (
+        ("lexical", 5),
+        ("fused", 5),
+        ("reranked", 3),
+        ("dedup/stitch", 1),
+        ("returned", 1),
+    )

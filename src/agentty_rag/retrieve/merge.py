@@ -41,13 +41,23 @@ def merge_retrieved(parts: Sequence[Retrieved], k: int) -> Retrieved:
 
 
 def _funnel(parts: Sequence[Retrieved], returned: int) -> Funnel:
-    """Each stage's count summed over the parts (in the order the stages first come), then ``returned``."""
+    """Each stage's count summed over the parts, then ``returned``.
+
+    A stage only some parts ran (one index reranked, another had nothing to rerank) goes right after the
+    stage it follows in the part that ran it, so the merged funnel keeps the pipeline's order.
+    """
     counts: dict[str, int] = {}
+    order: list[str] = []
     for part in parts:
+        previous: str | None = None
         for stage, count in part.funnel.stages:
-            if stage != "returned":
-                counts[stage] = counts.get(stage, 0) + count
-    return Funnel((*counts.items(), ("returned", returned))) if counts else Funnel()
+            if stage == "returned":
+                continue
+            if stage not in counts:
+                order.insert(order.index(previous) + 1 if previous is not None else 0, stage)
+            counts[stage] = counts.get(stage, 0) + count
+            previous = stage
+    return Funnel((*((stage, counts[stage]) for stage in order), ("returned", returned))) if counts else Funnel()
 
 
 __all__ = ["merge_retrieved"]
