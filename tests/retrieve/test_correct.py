@@ -53,11 +53,11 @@ def notes(stages: tuple[tuple[str, int], ...]) -> list[str]:
 
 def test_a_grade_weighs_retrieval_and_support_and_a_paraphrase_with_dense_support_is_correct() -> None:
     assert grade(1.0, 1.0) == (CORRECT, 1.0)
-    assert grade(1.0, 0.5) == (CORRECT, pytest.approx(0.7))  # 0.4 + 0.6 x 0.5
-    assert grade(1.0, 0.2) == (AMBIGUOUS, pytest.approx(0.52))
-    assert grade(0.2, 0.1) == (INCORRECT, pytest.approx(0.14))
+    assert grade(1.0, 0.5) == pytest.approx((CORRECT, 0.7))  # 0.4 + 0.6 x 0.5
+    assert grade(1.0, 0.2) == pytest.approx((AMBIGUOUS, 0.52))
+    assert grade(0.2, 0.1) == pytest.approx((INCORRECT, 0.14))
     # a passage that holds none of the query's words, ranked second by the dense leg: 0.4 x 0.5 + 0.6 x 0.95
-    assert grade(0.5, max(0.0, 0.95)) == (CORRECT, pytest.approx(0.77))
+    assert grade(0.5, max(0.0, 0.95)) == pytest.approx((CORRECT, 0.77))
     assert grade(3.0, -1.0)[1] == pytest.approx(0.4)  # both clamped to [0, 1]
 
 
