@@ -17,6 +17,7 @@ from agentty_rag.retrieve.stages.prf import (
     Feedback,
     expanded_weights,
     feedback_for,
+    gains,
     rank_fused,
     relevance_model,
 )
@@ -140,3 +141,18 @@ def test_feedback_is_off_by_default_runs_first_and_ranks_the_same_twice(docs: Wo
     first, second = (search(index, NGINX, 8, Filters(), plan) for _ in range(2))
     assert [h.chunk.chunk_id for h in first.hits] == [h.chunk.chunk_id for h in second.hits]
     assert first.funnel == second.funnel
+
+
+def test_explain_shows_how_many_places_feedback_moved_each_hit() -> None:
+    first = [(1, 9.0), (2, 8.0), (3, 7.0)]
+    leg = [(2, 9.0), (1, 8.5), (4, 8.0)]
+    # slot 4 was not in the first pass: it counts from just below it (rank 3) up to rank 2
+    assert gains(first, leg) == {2: (("prf rank", 1.0),), 1: (("prf rank", -1.0),), 4: (("prf rank", 1.0),)}
+
+
+def test_the_reverse_proxy_section_says_in_explain_that_feedback_lifted_it(docs: Workspace) -> None:
+    plan = Plan.from_settings(load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"}))
+    result = search(docs.index("docs"), NGINX, 5, Filters(), plan)
+    top = result.explanations[0]
+    assert top.candidate.chunk.context.endswith("Behind a reverse proxy")
+    assert ("prf rank", 1.0) in top.contributions

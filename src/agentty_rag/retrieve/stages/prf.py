@@ -181,9 +181,21 @@ def requeried(ranking: Ranking, expansion: Expansion) -> Ranking:
     depth = len(request.legs["lexical"])
     first = request.legs["lexical"]
     second = [(slot, float(expanded[slot])) for slot in top_indices(expanded, depth)]
-    legs = {**request.legs, "lexical": rank_fused(first, second, depth)}
+    leg = rank_fused(first, second, depth)
     # The lexical evidence stays the first pass's: a file is not strong for the feedback terms alone.
-    return replace(ranking, request=replace(request, legs=legs))
+    legs = {**request.legs, "lexical": leg}
+    return replace(ranking, request=replace(request, legs=legs), parts={**ranking.parts, **gains(first, leg)})
+
+
+def gains(first: Sequence[tuple[int, float]], leg: Sequence[tuple[int, float]]) -> dict[int, tuple[tuple[str, float]]]:
+    """How many places feedback moved each slot up the lexical leg (down when negative; a slot the first pass
+    did not rank counts from just below it), for ``--explain``."""
+    before = {slot: rank for rank, (slot, _) in enumerate(first)}
+    return {
+        slot: (("prf rank", float(before.get(slot, len(first)) - rank)),)
+        for rank, (slot, _) in enumerate(leg)
+        if before.get(slot, len(first)) != rank
+    }
 
 
 @dataclass(frozen=True)
@@ -223,6 +235,7 @@ __all__ = [
     "expanded_weights",
     "feedback_for",
     "first_pass_confidence",
+    "gains",
     "passage_terms",
     "rank_fused",
     "relevance_model",
