@@ -118,13 +118,13 @@ class Correct:
         return False
 
     def run(self, ranking: Ranking) -> Ranking:
-        graded = grades(ranking)
+        described = with_candidates(ranking)
+        graded = grades(described)
         if not graded:
             return ranking
-        k = ranking.request.k
-        if correct_count(graded, k) == 0:
-            ranking, graded = self.corrected(ranking, graded)
-        return refilled(with_candidates(ranking), graded)
+        if correct_count(graded, ranking.request.k) == 0:
+            described, graded = self.corrected(described, graded)
+        return refilled(described, graded)
 
     def corrected(self, ranking: Ranking, graded: list[tuple[str, float]]) -> tuple[Ranking, list[tuple[str, float]]]:
         """One corrective action, kept when it grades better; the funnel says which and whether it was kept."""
@@ -133,6 +133,7 @@ class Correct:
             return replace(ranking, funnel=ranking.funnel.note(f"corrective: none ({action})")), graded
         for stage in self.redo:
             retry = stage.run(retry)
+        retry = with_candidates(retry)
         regraded = grades(retry)
         k = ranking.request.k
         if correct_count(regraded, k) > correct_count(graded, k):
