@@ -119,6 +119,10 @@ class Hit:
         return replace(self.chunk, symbol=symbols).chunk_id
 
 
+# The count of a funnel step that is a note, not a number of candidates.
+NOTE = -1
+
+
 @dataclass(frozen=True, slots=True)
 class Funnel:
     """How many candidates each stage kept, for the result header."""
@@ -127,6 +131,10 @@ class Funnel:
 
     def then(self, stage: str, count: int) -> Funnel:
         return Funnel((*self.stages, (stage, count)))
+
+    def note(self, text: str) -> Funnel:
+        """A step that reports what it did rather than a count (``prf +6 terms``)."""
+        return Funnel((*self.stages, (text, NOTE)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,4 +151,4 @@ class SearchResult:
     workspace: str = ""  # the workspace searched, named when it is not the folder the process started in
 
 
-__all__ = ["ORIGIN_END", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]
+__all__ = ["NOTE", "ORIGIN_END", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

@@ -121,6 +121,21 @@ async def test_search_docs_answers_with_header_provenance_and_the_right_passage_
     assert _text(skills).split("\n")[2].startswith("[1] skill:release-checklist")
 
 
+async def test_the_optional_stages_say_what_they_did_in_the_header_and_the_structured_funnel(tmp_path: Path) -> None:
+    env = {**fixture_env(), "AGENTTY_RAG_PRF": "1", "AGENTTY_RAG_CORRECT": "1"}
+    async with Client(server(tmp_path, **env)) as client:
+        result = await client.call_tool(
+            "search_docs", {"query": "shipyard sits behind nginx and following logs keeps disconnecting", "k": 5}
+        )
+    assert not result.is_error
+    header = _text(result).split("\n")[0]
+    assert "lexical 30 → prf +8 terms → fused 30 → reranked 20 → graded 5 → " in header
+    assert result.structured_content is not None
+    funnel = result.structured_content["funnel"]
+    assert {"stage": "prf +8 terms"} in funnel  # a note: what the step did, no count
+    assert {"stage": "lexical", "count": 30} in funnel
+
+
 async def test_search_code_finds_the_definition(code_workspace: Path) -> None:
     async with Client(server(code_workspace)) as client:
         result = await client.call_tool(

@@ -190,6 +190,22 @@ class RankingSettings:
         low=0.0,
         high=1.0,
     )
+    prf: bool = flag(
+        "AGENTTY_RAG_PRF",
+        False,
+        "Pseudo-relevance feedback: the query expanded (RM3) from its best lexical passages and searched once "
+        "more; skipped when the first pass is confident.",
+    )
+    prf_docs: int = integer(
+        "AGENTTY_RAG_PRF_DOCS", 8, "Feedback: how many of the best lexical passages feed it.", low=1, high=50
+    )
+    prf_terms: int = integer("AGENTTY_RAG_PRF_TERMS", 8, "Feedback: how many terms join the query.", low=1, high=50)
+    correct: bool = flag(
+        "AGENTTY_RAG_CORRECT",
+        False,
+        "Corrective grading: each candidate graded correct / ambiguous / incorrect from its retrieval score and "
+        "lexical (or dense) support; incorrect ones give way to the next; a poor retrieval gets one second try.",
+    )
     stitch: bool = flag(
         "AGENTTY_RAG_STITCH",
         True,

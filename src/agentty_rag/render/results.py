@@ -23,7 +23,7 @@ import xxhash
 
 from agentty_rag.budget import Packed
 from agentty_rag.retrieve.rerank import Reranked
-from agentty_rag.types import Chunk, Hit, SearchResult
+from agentty_rag.types import NOTE, Chunk, Hit, SearchResult
 
 # Characters that break or reorder a line: C0/C1 controls, line and paragraph separators, bidi overrides.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -73,7 +73,7 @@ def base_mode(mode: str) -> str:
 
 
 def funnel_text(result: SearchResult) -> str:
-    parts = [f"{stage} {count}" for stage, count in result.funnel.stages]
+    parts = [stage if count == NOTE else f"{stage} {count}" for stage, count in result.funnel.stages]
     return " → ".join(parts)
 
 
@@ -155,7 +155,10 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
         "tool": result.tool,
         "mode": result.mode,
         "query": result.query,
-        "funnel": [{"stage": stage, "count": count} for stage, count in result.funnel.stages],
+        "funnel": [
+            {"stage": stage} if count == NOTE else {"stage": stage, "count": count}
+            for stage, count in result.funnel.stages
+        ],
         "confidence": packed.confidence,
         "budget_bytes": packed.total_bytes,
         "used_bytes": packed.used_bytes,

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from agentty_rag.retrieve.pipeline import Retrieved
 from agentty_rag.retrieve.relevance import relevances
-from agentty_rag.types import Funnel, Hit
+from agentty_rag.types import NOTE, Funnel, Hit
 
 
 def merge_retrieved(parts: Sequence[Retrieved], k: int) -> Retrieved:
@@ -55,7 +55,7 @@ def _funnel(parts: Sequence[Retrieved], returned: int) -> Funnel:
                 continue
             if stage not in counts:
                 order.insert(order.index(previous) + 1 if previous is not None else 0, stage)
-            counts[stage] = counts.get(stage, 0) + count
+            counts[stage] = NOTE if count == NOTE else counts.get(stage, 0) + count  # a note is said once
             previous = stage
     return Funnel((*((stage, counts[stage]) for stage in order), ("returned", returned))) if counts else Funnel()
 

@@ -18,7 +18,7 @@ from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
 from agentty_rag.retrieve.files import top_indices
-from agentty_rag.retrieve.ranking import Ranking, Request, Stage, described, profiled
+from agentty_rag.retrieve.ranking import Ranking, Request, Stage, described, explained, profiled
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.source_kinds import source_spec
@@ -141,7 +141,7 @@ def search(
         shown,
         ranking.funnel.then("returned", len(shown)),
         "hybrid" if ranking.request.hybrid else "bm25",
-        ranking.explanations,
+        explained(ranking),
         confidence(ranking),
         ranking.profile,
         min((hit.score for hit in ranking.hits), default=None),

@@ -60,6 +60,7 @@ class Ranking:
         files: each file's evidence, when the file order runs on this index.
         explanations: each reranked candidate's score and its parts (``--explain``).
         shown: the hits the search returns, set by the stage that makes the final cut.
+        parts: what a stage before the reranker did to a slot's score, shown beside the reranker's parts.
     """
 
     request: Request
@@ -73,6 +74,7 @@ class Ranking:
     files: FileEvidence | None = None
     explanations: tuple[Reranked, ...] = ()
     shown: tuple[Hit, ...] | None = None
+    parts: Mapping[int, tuple[tuple[str, float], ...]] = field(default_factory=dict)
 
 
 class Stage(Protocol):
@@ -133,4 +135,16 @@ def reordered(ranking: Ranking, order: Sequence[int], hits: Sequence[Hit] | None
     )
 
 
-__all__ = ["Ranking", "Request", "Stage", "described", "profiled", "reordered", "with_candidates"]
+def explained(ranking: Ranking) -> tuple[Reranked, ...]:
+    """The reranker's explanations, each with the parts earlier stages gave its slot (``parts``)."""
+    if not ranking.parts:
+        return ranking.explanations
+    slot_of = {hit.chunk.chunk_id: slot for hit, slot in zip(ranking.hits, ranking.slots, strict=True)}
+    out = []
+    for item in ranking.explanations:
+        earlier = ranking.parts.get(slot_of.get(item.candidate.chunk.chunk_id, -1), ())
+        out.append(replace(item, contributions=(*item.contributions, *earlier)) if earlier else item)
+    return tuple(out)
+
+
+__all__ = ["Ranking", "Request", "Stage", "described", "explained", "profiled", "reordered", "with_candidates"]

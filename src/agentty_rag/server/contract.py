@@ -52,7 +52,7 @@ ReadOnly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempote
 
 class FunnelStage(BaseModel):
     stage: str
-    count: int
+    count: int | None = None  # None: a step that says what it did (``prf +8 terms``), not how many it kept
 
 
 class ResultItem(BaseModel):
