@@ -7,6 +7,8 @@ from agentty_rag.retrieve.stages import Rung, rungs
 
 OFF = {
     "AGENTTY_RAG_DENSE": "0",
+    "AGENTTY_RAG_EXPAND": "0",
+    "AGENTTY_RAG_HYDE": "0",
     "AGENTTY_RAG_RERANK": "0",
     "AGENTTY_RAG_FILES": "0",
     "AGENTTY_RAG_MMR": "0",
@@ -24,10 +26,15 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+files": defaults,
         "+stitch": {**defaults, "AGENTTY_RAG_STITCH": "1"},
         "+budget": {**defaults, "AGENTTY_RAG_STITCH": "1"},
+        "+expand": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_EXPAND": "1"},
+        "+hyde": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_HYDE": "1"},
         "+mmr": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
     }
-    assert list(RUNGS) == ["baseline", "bm25", "+dense", "+rerank", "+files", "+stitch", "+budget", "+mmr"]
-    assert OUTPUT_RUNGS == {"+budget", "+mmr", "current"}
+    assert list(RUNGS) == [
+        *("baseline", "bm25", "+dense", "+rerank", "+files", "+stitch", "+budget"),
+        *("+expand", "+hyde", "+mmr"),
+    ]
+    assert OUTPUT_RUNGS == {"+budget", "+expand", "+hyde", "+mmr", "current"}
 
 
 def test_a_new_stage_appears_on_the_ladder_by_its_rung_alone() -> None:

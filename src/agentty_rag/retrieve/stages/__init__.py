@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import fuse, mmr, rerank, stitch
+from agentty_rag.retrieve.stages import expand, fuse, hyde, mmr, rerank, stitch
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 
-KINDS: tuple[StageKind, ...] = (fuse.KIND, rerank.KIND, mmr.KIND, stitch.KIND)
+KINDS: tuple[StageKind, ...] = (
+    fuse.KIND,
+    expand.KIND,
+    hyde.KIND,
+    rerank.KIND,
+    mmr.KIND,
+    stitch.KIND,
+)
 
 
 def build_stages(settings: Settings) -> tuple[Stage, ...]:
