@@ -21,7 +21,7 @@ from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.expand import Expand, prompt, rewordings
 from agentty_rag.retrieve.stages.hyde import Hyde, passage
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, CompatServer, free_port, write
+from tests.conftest import LEXICAL, CompatServer, free_port, run_module, write
 
 DOCS = {
     "docs/auth.md": "# Authentication\n\nEvery session cookie is signed with the server's secret key, so a "
@@ -181,6 +181,19 @@ def test_expansion_searches_each_rewording_and_says_so(
     assert outcome.structured["results"][0]["path"] == "auth.md"
     top = outcome.packed.passages[0].hit.chunk.chunk_id
     assert outcome.found_by[top] == ("expand 2/2",)
+
+
+def test_explain_shows_what_the_stages_found_for_each_hit(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    server = compat_server(*ECHO)
+    env = {"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_RAG_EXPAND": "1", "AGENTTY_RAG_HYDE": "1"}
+    done = run_module("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), env)
+    assert done.returncode == 0, done.stderr
+    explained = done.stdout.split("\nexplain: ", 1)[1]
+    assert "docs:auth.md" in explained.split("\n")[1]
+    assert explained.split("\n")[3] == "      found by expand 2/2; hyde 1/1"
 
 
 def test_hyde_searches_the_generated_passage_and_says_so(
