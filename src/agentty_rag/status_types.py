@@ -160,6 +160,7 @@ class StatusReport:
     indexes: Mapping[str, IndexState]
     dense: Dense
     next: tuple[str, ...]
+    generation: str = ""  # the optional generation stages' model, when one is switched on ("" when none is)
 
 
 @dataclass(frozen=True)

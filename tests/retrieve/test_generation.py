@@ -286,3 +286,18 @@ def test_a_real_small_model_expands_within_its_bound(
     outcome = workspace.search_docs(QUERY, k=3)
     assert "note: expand: " in outcome.text
     assert outcome.structured["results"]
+
+
+def test_status_names_the_generation_stages_and_their_model(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, DOCS)
+    server = compat_server(*ECHO)
+    done = run_module("agentty_rag", tmp_path, ("status",), {"AGENTTY_OLLAMA_HOST": server.host})
+    assert "generation:" not in done.stdout
+    env = {"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_RAG_EXPAND": "1"}
+    done = run_module("agentty_rag", tmp_path, ("status",), env)
+    assert f"generation: expand on; ready: qwen2.5:0.5b at http://{server.host}" in done.stdout
+    env = {"AGENTTY_OLLAMA_HOST": _closed_host(), "AGENTTY_RAG_HYDE": "1"}
+    done = run_module("agentty_rag", tmp_path, ("status",), env)
+    assert "generation: hyde on; unavailable: connection refused at http://" in done.stdout

@@ -41,6 +41,8 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     for name, state in report.indexes.items():
         lines.extend(_index_lines(name, state, report.sources, verbose))
     lines.append(f"dense: {report.dense.description}")
+    if report.generation:
+        lines.append(f"generation: {report.generation}")
     if report.next:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)

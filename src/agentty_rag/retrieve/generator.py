@@ -109,6 +109,11 @@ class Generator:
             return f"model {self.model} does not generate text (it offers {', '.join(capabilities)})"
         return ""
 
+    def describe(self) -> str:
+        """``ready: MODEL at HOST`` or ``unavailable: why`` (probes if not done yet)."""
+        why = self.unavailable()
+        return f"unavailable: {why}" if why else f"ready: {self.model} at {self.host}"
+
     # -- generation -----------------------------------------------------------------------------------------
 
     def generate(self, prompt: str, max_tokens: int) -> Generation:
