@@ -7,8 +7,8 @@ agent reads.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentty_rag.budget import BudgetConfig, Packed, fit
@@ -29,6 +29,7 @@ class Outcome:
     text: str
     structured: dict[str, Any]
     explanations: tuple[Reranked, ...] = ()
+    found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: the optional stages' parts
 
 
 def query_evidence(index: CorpusIndex, profile: QueryProfile) -> Callable[[str], float]:
@@ -61,7 +62,9 @@ def answer(index: CorpusIndex, result: SearchResult, retrieved: Retrieved | None
             evidence = query_evidence(index, retrieved.profile)
     packed = fit(result.hits, budget, confidence, evidence, weakest)
     explanations = retrieved.explanations if retrieved is not None else ()
-    return Outcome(result, packed, render_text(result, packed), render_structured(result, packed), explanations)
+    found_by = retrieved.found_by if retrieved is not None else {}
+    text, structured = render_text(result, packed), render_structured(result, packed)
+    return Outcome(result, packed, text, structured, explanations, found_by)
 
 
 __all__ = ["Outcome", "answer", "query_evidence"]

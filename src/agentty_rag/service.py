@@ -29,6 +29,7 @@ from agentty_rag.outcome import Outcome, answer
 from agentty_rag.places import Places, index_config, nothing_indexed
 from agentty_rag.request import SearchRequest, code_request, docs_indexes, docs_request
 from agentty_rag.resources import WorkspaceResources
+from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.merge import merge_retrieved
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.types import Funnel, SearchResult
@@ -166,6 +167,7 @@ class Workspace:
                 mode = self.dense.mode("bm25", index, degraded)
                 return Attempt(index, None, mode, nothing_indexed(name, self.places), notes)
             mode = self.dense.mode(retrieved.mode, index, degraded)
+            notes += retrieved.notes
         reason = (
             ""
             if retrieved.hits
@@ -187,7 +189,7 @@ class Workspace:
         if index.n_chunks == 0:
             return None
         self.dense.prepare(index)
-        return search(index, query, k, filters, self.plan(), vector)
+        return search(index, query, k, filters, self.plan(), vector, self.embed)
 
     def _build_thread(self, name: str) -> threading.Thread:
         """The thread that builds an index in the background (started when none is running)."""
@@ -261,6 +263,11 @@ class Workspace:
         """The embedding backend's state and how much of an index has vectors (probes if not done yet)."""
         return self.dense.index_status(self.index(name))
 
+    def embed(self, text: str) -> Any:
+        """``text``'s unit vector from the dense leg (None when it is not up or the request failed): the hook a
+        stage that searches again with a generated text uses (HyDE)."""
+        return self.dense.query_vector(text)[0]
+
     def plan(self) -> Plan:
         """Which ranking stages run, from the settings."""
         return Plan.from_settings(self.settings)
@@ -271,7 +278,7 @@ class Workspace:
         vector, _ = self.dense.query_vector(query)
         self.dense.use_profile(index)
         with index.reading():
-            return search(index, query, k, filters or Filters(), self.plan(), vector)
+            return search(index, query, k, filters or Filters(), self.plan(), vector, self.embed)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
@@ -319,6 +326,7 @@ class Workspace:
                     index.close()
         self.dense.close()
         self.resources.close()
+        close_generators()  # the expansion stages' connections (the next search probes again)
 
 
 __all__ = ["Attempt", "Workspace"]

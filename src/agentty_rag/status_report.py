@@ -13,9 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.config import Settings
 from agentty_rag.discovery import Located
 from agentty_rag.fsguard import read_regular
 from agentty_rag.render import render_preview
+from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import kinds_of, source_spec
 from agentty_rag.sources.languages import file_language, named_by_text
@@ -121,7 +123,15 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
         next=(),
         mcp=mcp_resources(workspace),
     )
-    return replace(report, next=tuple(next_steps(workspace, report)))
+    return replace(report, next=tuple(next_steps(workspace, report)), generation=generation(workspace.settings))
+
+
+def generation(settings: Settings) -> str:
+    """The generation stages that are on and their model's state ("" when none is on)."""
+    on = [name for name, switched in (("expand", settings.expand), ("hyde", settings.hyde)) if switched]
+    if not on:
+        return ""
+    return f"{', '.join(on)} on; {generator_for(settings).describe()}"
 
 
 def mcp_resources(workspace: Workspace) -> McpResources:

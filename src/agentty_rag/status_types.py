@@ -194,6 +194,7 @@ class StatusReport:
     dense: Dense
     next: tuple[str, ...]
     mcp: McpResources = McpResources()
+    generation: str = ""  # the optional generation stages' model, when one is switched on ("" when none is)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentty_rag.bench.corpus import documented_functions, first_sentence
-from agentty_rag.bench.ladder import RUNGS
+from agentty_rag.bench.ladder import GENERATION_RUNGS, RUNGS
 from tests.conftest import FIXTURES, fixture_env, run_module, write
 
 
@@ -26,7 +26,10 @@ def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:
     assert data["corpus_size"]["files"] > 0 and data["corpus_size"]["chunks"] > 0
     assert data["index_full_s"] > 0
     dense_ran = data["dense"]["state"] == "ready"
-    assert [row["rung"] for row in data["rungs"]] == [r for r in RUNGS if dense_ran or r != "+dense"]
+    ran = [row["rung"] for row in data["rungs"]]
+    # the generation rungs run only when a generator answers (test_the_generation_rungs_…)
+    expected = [r for r in RUNGS if (dense_ran or r != "+dense") and (r not in GENERATION_RUNGS or r in ran)]
+    assert ran == expected
     for row in data["rungs"]:
         for metric in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "ms_p50", "ms_p95"):
             assert 0 <= row[metric] and (metric.startswith("ms") or row[metric] <= 1)
@@ -151,7 +154,7 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert after.returncode == 2 and f"--root {tmp_path / 'elsewhere'} is not a folder" in after.stderr
 
 
-def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
+def test_the_dense_and_generation_rungs_run_against_a_real_embedding_server(tmp_path: Path, compat_server) -> None:
     root = tmp_path / "ws"
     (root / "docs").mkdir(parents=True)
     for name, text in {
@@ -162,7 +165,7 @@ def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, com
         (root / "docs" / name).write_text(f"# Notes\n\n{text}\n")
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": "q1", "query": "how often should my car get serviced", "relevant": ["page1.md"]}\n')
-    server = compat_server()
+    server = compat_server("--generator", "echo")
     out = tmp_path / "dense.json"
     result = _bench(
         root,
@@ -183,6 +186,7 @@ def test_the_dense_rung_runs_against_a_real_embedding_server(tmp_path: Path, com
     assert list(rows) == list(RUNGS)
     assert rows["+dense"]["mode"] == "hybrid" and rows["bm25"]["mode"] == "bm25"
     assert rows["+dense"]["mrr"] == 1.0 > rows["bm25"]["mrr"]
+    assert rows["+expand"]["mode"] == rows["+hyde"]["mode"] == "hybrid"  # the echo generator answered
     assert "dense leg query latency" in result.stdout
 
 
@@ -201,3 +205,27 @@ def test_docs_labels_relative_to_the_workspace_count_and_labels_matching_nothing
     # file level (the default with --queries): both find install.md first; without reading q1's label
     # relative to the workspace, q1 would score 0 and recall@1 would be 0.5
     assert bm25["recall@1"] == 1.0
+
+
+def test_the_generation_rungs_are_skipped_and_say_why_when_no_generator_answers(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/install.md": "# Install\n\nRun the installer with --prefix.\n"})
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "query": "installer prefix", "relevant": ["install.md"]}\n')
+    out = tmp_path / "gen.json"
+    env = {"AGENTTY_OLLAMA_HOST": "127.0.0.1:1"}
+    result = _bench(
+        tmp_path,
+        "docs",
+        "--queries",
+        str(queries),
+        "--no-timings",
+        "--rungs",
+        "+budget,+expand,+hyde",
+        "--json",
+        str(out),
+        **env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [row["rung"] for row in json.loads(out.read_text())["rungs"]] == ["+budget"]
+    refused = "the generator is unavailable: connection refused at http://127.0.0.1:1"
+    assert f"+expand skipped: {refused}" in result.stdout and f"+hyde skipped: {refused}" in result.stdout

@@ -218,7 +218,7 @@ def _measure(args: argparse.Namespace) -> Measured:
         for warning in warnings:
             warn(warning)
 
-        ladder, skipped_rungs = plan(names, args.config, built.dense)
+        ladder, skipped_rungs = plan(names, args.config, built.dense, built.workspace.settings)
         rungs = run_rungs(target, built, args.corpus, queries, level, args.k, ladder, progress)
         rows = [rung.row() for rung in rungs]
         levers: dict[str, dict[str, float]] = {}

@@ -18,9 +18,11 @@ from agentty_rag.bench.baseline import WholeFileBaseline
 from agentty_rag.bench.console import UsageError
 from agentty_rag.bench.datasets import Query
 from agentty_rag.bench.run import RungResult, Searcher, evaluate
-from agentty_rag.config import load_settings, variable
+from agentty_rag.config import Settings, load_settings, variable
 from agentty_rag.index.engine import CorpusIndex, RefreshReport
+from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.retrieve.stages import Rung as StageRung
+from agentty_rag.retrieve.stages import expand, hyde
 from agentty_rag.retrieve.stages import rungs as stage_rungs
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk, Hit
@@ -53,6 +55,8 @@ def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
 # The ladder of the stages in ``retrieve.stages``, and the rungs whose hits are what the output path shows,
 # not the ranking alone: ``+budget`` and every rung after it.
 RUNGS = ladder(stage_rungs())
+# The rungs whose stages ask the generator (``retrieve.generator``).
+GENERATION_RUNGS = frozenset(rung.name for kind in (expand.KIND, hyde.KIND) for rung in kind.rungs)
 OUTPUT_RUNGS = {*list(RUNGS)[list(RUNGS).index("+budget") :], "current"}
 
 # Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
@@ -149,13 +153,22 @@ def check_k(k: int) -> None:
         raise UsageError("-k must be from 1 to 50")
 
 
-def plan(rung_names: Sequence[str], config: str, dense: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The rungs to run (all of ``rung_names``, or ``current`` alone) and a line for each one skipped."""
+def plan(
+    rung_names: Sequence[str], config: str, dense: Mapping[str, Any], settings: Settings | None = None
+) -> tuple[list[str], list[str]]:
+    """The rungs to run (all of ``rung_names``, or ``current`` alone) and a line for each one skipped: the
+    dense rung when the dense leg is not ready, the generation rungs when the generator of ``settings`` does
+    not answer its probe (their figures would be the rung below's)."""
     ladder = ["current"] if config == "current" else list(rung_names)
     skipped: list[str] = []
     if dense["state"] != "ready" and "+dense" in ladder:
         ladder = [r for r in ladder if r != "+dense"]
         skipped.append(f"+dense skipped: the dense leg is {dense['description']}")
+    generating = [r for r in ladder if r in GENERATION_RUNGS]
+    why = generator_for(settings).unavailable() if settings is not None and generating else ""
+    if why:
+        ladder = [r for r in ladder if r not in GENERATION_RUNGS]
+        skipped.extend(f"{rung} skipped: the generator is unavailable: {why}" for rung in generating)
     return ladder, skipped
 
 

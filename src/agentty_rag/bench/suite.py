@@ -126,7 +126,7 @@ def _measure(
         queries, warnings = reconcile(queries, built.chunks, ws.corpus, docs_prefix_of(own))
         for warning in warnings:
             warn(f"{ws.name}: {warning}")
-        ladder, skipped = plan(rung_names, args.config, built.dense)
+        ladder, skipped = plan(rung_names, args.config, built.dense, built.workspace.settings)
         rungs = run_rungs(target, built, ws.corpus, queries, level, args.k, ladder, progress)
         levers = measure_levers(built.workspace, ws.corpus, queries, args.k) if built.workspace.settings.measure else {}
         files = built.index.n_files

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import xxhash
@@ -228,8 +228,11 @@ def render_context_block(packed: Packed, mode: str) -> str:
     return "\n".join(lines)
 
 
-def render_explanation(explanations: Sequence[Reranked], limit: int = 10) -> str:
-    """Each feature's contribution to the reranked score of the best candidates (``--explain``)."""
+def render_explanation(
+    explanations: Sequence[Reranked], limit: int = 10, found_by: Mapping[str, tuple[str, ...]] | None = None
+) -> str:
+    """Each feature's contribution to the reranked score of the best candidates (``--explain``), and what the
+    optional stages' extra searches contributed to each (``found_by``: chunk id -> ``expand 2/3``, …)."""
     if not explanations:
         return "explain: the reranker did not run (AGENTTY_RAG_RERANK=0, or nothing matched)"
     lines = [
@@ -246,6 +249,9 @@ def render_explanation(explanations: Sequence[Reranked], limit: int = 10) -> str
             if value
         ]
         lines.append("      " + "  ".join(parts))
+        stages = (found_by or {}).get(chunk.chunk_id, ())
+        if stages:
+            lines.append("      found by " + "; ".join(stages))
     return "\n".join(lines)
 
 

@@ -43,6 +43,8 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     if report.mcp.enabled:
         lines.extend(_mcp_lines(report.mcp))
     lines.append(f"dense: {report.dense.description}")
+    if report.generation:
+        lines.append(f"generation: {report.generation}")
     if report.next:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)

@@ -7,7 +7,8 @@ Ranking only: nothing here formats text or counts output bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -83,6 +84,8 @@ class Retrieved:
     confidence: float = 0.0
     profile: QueryProfile | None = None
     weakest: float | None = None  # the lowest score among the candidates considered: relevance 0
+    notes: tuple[str, ...] = ()  # what an optional stage did, or why it was skipped
+    found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: chunk id -> stage parts
 
 
 def candidate_pool(k: int) -> int:
@@ -97,8 +100,13 @@ def generate(
     filters: Filters,
     plan: Plan,
     query_vector: npt.NDArray[np.float32] | None = None,
+    embed: Callable[[str], npt.NDArray[np.float32] | None] | None = None,
 ) -> Ranking:
-    """Candidate generation: each leg's best chunks for ``query`` (the dense leg with ``query_vector``)."""
+    """Candidate generation: each leg's best chunks for ``query`` (the dense leg with ``query_vector``).
+
+    ``embed`` embeds another text with the session's dense leg, for a stage that searches again (HyDE); it is
+    handed on only when the dense leg ran.
+    """
     allowed = index.allowed(filters.key(), filters.admits) if filters.active else None
     ranks_files = index.config.scoring.rank_files
     analysis = analyse_query(index, query, code=ranks_files)
@@ -106,10 +114,12 @@ def generate(
     lexical = index.lexical_scores(analysis.weights, allowed, files=files)
     legs = {"lexical": [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]}
     funnel = Funnel().then("lexical", len(legs["lexical"]))
+    dense = query_vector is not None and plan.dense
     if query_vector is not None and plan.dense:
         legs["dense"] = index.dense_search(query_vector, candidate_pool(k), allowed)
         funnel = funnel.then("dense", len(legs["dense"]))
-    return Ranking(Request(index, query, k, analysis, lexical, legs, allowed), funnel)
+    request = Request(index, query, k, analysis, lexical, legs, allowed, candidate_pool(k), embed if dense else None)
+    return Ranking(request, funnel)
 
 
 def confidence(ranking: Ranking) -> float:
@@ -127,12 +137,14 @@ def search(
     filters: Filters,
     plan: Plan,
     query_vector: npt.NDArray[np.float32] | None = None,
+    embed: Callable[[str], npt.NDArray[np.float32] | None] | None = None,
 ) -> Retrieved:
     """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match).
 
-    With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused.
+    With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused; ``embed``
+    lets a stage embed another text (see ``generate``).
     """
-    ranking = generate(index, query, k, filters, plan, query_vector)
+    ranking = generate(index, query, k, filters, plan, query_vector, embed)
     for stage in plan.stages:
         ranking = stage.run(ranking)
     ranking = profiled(ranking)
@@ -145,6 +157,8 @@ def search(
         confidence(ranking),
         ranking.profile,
         min((hit.score for hit in ranking.hits), default=None),
+        ranking.notes,
+        ranking.found_by,
     )
 
 

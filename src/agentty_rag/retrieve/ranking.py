@@ -7,13 +7,14 @@ pipeline reads the result off the last one. A stage never changes the ranking it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex, LexicalScores
 from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
@@ -30,6 +31,10 @@ class Request:
         lexical: the BM25 score of every chunk (and, when a stage asked for it, of every file).
         legs: each leg's candidates as (slot, score), best first: ``lexical``, and ``dense`` when it ran.
         allowed: the slots the filters admit (None: every slot).
+        pool: how many candidates a leg contributes (a stage that searches again takes as many).
+        embed: a text's unit vector from the session's dense leg, for a stage that searches the dense leg
+            with another text (None when the leg is not up for this search; the hook returns None on a
+            failure).
     """
 
     index: CorpusIndex
@@ -39,6 +44,8 @@ class Request:
     lexical: LexicalScores
     legs: Mapping[str, Sequence[tuple[int, float]]]
     allowed: npt.NDArray[np.bool_] | None = None
+    pool: int = 30
+    embed: Callable[[str], Vector | None] | None = None
 
     @property
     def hybrid(self) -> bool:
@@ -61,6 +68,9 @@ class Ranking:
         explanations: each reranked candidate's score and its parts (``--explain``).
         shown: the hits the search returns, set by the stage that makes the final cut.
         parts: what a stage before the reranker did to a slot's score, shown beside the reranker's parts.
+        notes: what a stage did or why it was skipped, for the result header.
+        found_by: for ``--explain``, what each optional stage's extra searches contributed to a hit, by
+            chunk id (``expand 2/3``: two of three rewordings found it).
     """
 
     request: Request
@@ -75,6 +85,8 @@ class Ranking:
     explanations: tuple[Reranked, ...] = ()
     shown: tuple[Hit, ...] | None = None
     parts: Mapping[int, tuple[tuple[str, float], ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Stage(Protocol):

@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import correct, fuse, mmr, prf, rerank, stitch
+from agentty_rag.retrieve.stages import correct, expand, fuse, hyde, mmr, prf, rerank, stitch
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 
-KINDS: tuple[StageKind, ...] = (prf.KIND, fuse.KIND, rerank.KIND, mmr.KIND, correct.KIND, stitch.KIND)
+KINDS: tuple[StageKind, ...] = (
+    prf.KIND,
+    fuse.KIND,
+    expand.KIND,
+    hyde.KIND,
+    rerank.KIND,
+    mmr.KIND,
+    correct.KIND,
+    stitch.KIND,
+)
 
 
 def build_stages(settings: Settings) -> tuple[Stage, ...]:
