@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import fuse, mmr, rerank, stitch
+from agentty_rag.retrieve.stages import fuse, learn, mmr, rerank, stitch
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 
-KINDS: tuple[StageKind, ...] = (fuse.KIND, rerank.KIND, mmr.KIND, stitch.KIND)
+KINDS: tuple[StageKind, ...] = (fuse.KIND, rerank.KIND, learn.KIND, mmr.KIND, stitch.KIND)
 
 
 def build_stages(settings: Settings) -> tuple[Stage, ...]:
