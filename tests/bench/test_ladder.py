@@ -9,6 +9,7 @@ OFF = {
     "AGENTTY_RAG_DENSE": "0",
     "AGENTTY_RAG_RERANK": "0",
     "AGENTTY_RAG_FILES": "0",
+    "AGENTTY_RAG_LEARN": "0",
     "AGENTTY_RAG_MMR": "0",
     "AGENTTY_RAG_STITCH": "0",
 }
@@ -24,10 +25,11 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+files": defaults,
         "+stitch": {**defaults, "AGENTTY_RAG_STITCH": "1"},
         "+budget": {**defaults, "AGENTTY_RAG_STITCH": "1"},
+        "+learn": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_LEARN": "1"},
         "+mmr": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
     }
-    assert list(RUNGS) == ["baseline", "bm25", "+dense", "+rerank", "+files", "+stitch", "+budget", "+mmr"]
-    assert OUTPUT_RUNGS == {"+budget", "+mmr", "current"}
+    assert list(RUNGS) == ["baseline", "bm25", "+dense", "+rerank", "+files", "+stitch", "+budget", "+learn", "+mmr"]
+    assert OUTPUT_RUNGS == {"+budget", "+learn", "+mmr", "current"}
 
 
 def test_a_new_stage_appears_on_the_ladder_by_its_rung_alone() -> None:
