@@ -95,6 +95,24 @@ def test_local_puts_the_hook_in_the_personal_settings_file(tmp_path: Path) -> No
     assert _init(tmp_path, "cursor", "--local").returncode == 2
 
 
+def test_learn_adds_the_read_hook_beside_the_users_own_and_turns_learning_on_for_the_server(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": MCP_JSON, ".claude/settings.json": CLAUDE_SETTINGS})
+    out = _ok(_init(tmp_path, "claude-code", "--hook", "--learn"))
+    assert "AGENTTY_RAG_LEARN=1" in out
+    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["agentty-rag"]
+    assert server["env"] == {"AGENTTY_RAG_LEARN": "1"}
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    on_read = hooks["PostToolUse"]
+    assert [item["matcher"] for item in on_read] == ["Read", "Edit"]  # the user's Edit hook stays
+    assert on_read[0]["hooks"][0]["command"].endswith('feedback --root "$CLAUDE_PROJECT_DIR"')
+    assert "inject" in hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert "nothing to change" in _ok(_init(tmp_path, "claude-code", "--hook", "--learn"))
+    _ok(_init(tmp_path, "claude-code", "--uninstall"))
+    assert (tmp_path / ".mcp.json").read_text() == MCP_JSON
+    assert (tmp_path / ".claude" / "settings.json").read_text() == CLAUDE_SETTINGS
+    assert _init(tmp_path, "cursor", "--learn").returncode == 2
+
+
 def test_the_written_hook_runs_from_any_folder_for_its_project(tmp_path: Path, repo: Path) -> None:
     _ok(_init(repo, "claude-code", "--hook"))
     command = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"][0]

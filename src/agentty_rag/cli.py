@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
-from agentty_rag.cli_hook import run_hook
+from agentty_rag.cli_hook import run_feedback, run_hook
 from agentty_rag.clients import CLIENTS
 from agentty_rag.config import Settings, load_settings
 from agentty_rag.discovery import Located, locate
@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         help="text (default), or the JSON a UserPromptSubmit hook reads",
     )
 
+    commands.add_parser(
+        "feedback", parents=[rooted], help="record a file the agent opened after a search (a PostToolUse hook)"
+    )
+
     proactive = commands.add_parser(
         "proactive", parents=[rooted], help="show or set proactive injection: on, first-turn, off"
     )
@@ -100,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="claude-code: also add the UserPromptSubmit hook that runs agentty-rag inject",
     )
+    learn_help = "claude-code: also add the PostToolUse hook that runs agentty-rag feedback (AGENTTY_RAG_LEARN)"
+    init.add_argument("--learn", action="store_true", help=learn_help)
     init.add_argument(
         "--local", action="store_true", help="claude-code: the hook goes in .claude/settings.local.json (personal)"
     )
@@ -304,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help(sys.stderr)
         return 2
-    if args.command == "inject":
-        return run_hook(args, settings)
+    if args.command in ("inject", "feedback"):
+        return (run_hook if args.command == "inject" else run_feedback)(args, settings)
     if args.root is not None and not args.root.expanduser().is_dir():
         print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
         return 2

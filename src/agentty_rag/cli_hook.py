@@ -1,8 +1,11 @@
-"""``agentty-rag inject``: the command an agent's prompt hook runs.
+"""The commands an agent's hooks run: ``agentty-rag inject`` (before a turn) and ``agentty-rag feedback``
+(after a tool call).
 
-It reads the prompt event on stdin, retrieves within ``AGENTTY_RAG_PROACTIVE_TIMEOUT_MS`` and prints the
-context block (or nothing). It exits 0 in every case and says on stderr why it stayed quiet: a hook must
-never block the user's turn. What to inject is ``inject.py``'s to decide.
+``inject`` reads the prompt event on stdin, retrieves within ``AGENTTY_RAG_PROACTIVE_TIMEOUT_MS`` and prints
+the context block (or nothing); what to inject is ``inject.py``'s to decide. ``feedback`` reads a post-tool
+event and, when the file the agent opened was among the last results, records it (``feedback.py``); it
+prints nothing. Both exit 0 in every case and say on stderr why they did nothing: a hook must never block
+the agent.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ import argparse
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from agentty_rag.config import Settings
 from agentty_rag.discovery import locate
 from agentty_rag.errors import StdinError
+from agentty_rag.places import Places
 
 
 def run_hook(args: argparse.Namespace, settings: Settings) -> int:
@@ -71,6 +76,44 @@ def run_hook(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def run_feedback(args: argparse.Namespace, settings: Settings) -> int:
+    """The post-tool hook: record the opened file when a recent search showed it; exit 0 in every case.
+
+    Only searches run with ``AGENTTY_RAG_LEARN=1`` are remembered, so the switch is the server's: the hook
+    itself records whatever they remembered.
+    """
+    from agentty_rag import feedback
+
+    def note(message: str) -> None:
+        print(f"agentty-rag feedback: {message}", file=sys.stderr)
+
+    try:
+        opened = feedback.opened_file(sys.stdin.buffer.read(feedback.EVENT_MAX_BYTES))
+        if isinstance(opened, str):
+            note(f"{opened}; nothing recorded")
+            return 0
+        located = _hook_workspace(args.root, os.path.dirname(opened.path), settings)
+        if isinstance(located, str):
+            note(f"{located}; nothing recorded")
+            return 0
+        state_dir = Places(Path(os.path.realpath(located)), settings).state_dir
+        now = time.time()
+        paths = {opened.path, os.path.realpath(opened.path)}
+        searches = feedback.recent(state_dir, now)
+        known = feedback.read_rows(state_dir)
+        path = next((p for p in sorted(paths) if feedback.showed(searches, p)), None)
+        if path is None:
+            note(f"{opened.path} was not among the last results; nothing recorded")
+            return 0
+        rows = feedback.judgments(searches, path, now, known)
+        feedback.append_rows(state_dir, rows)
+        if not rows:
+            note(f"{opened.path} was recorded already for the search that showed it")
+    except Exception as error:  # a hook must never block the agent
+        note(f"unexpected error ({type(error).__name__}: {error}); nothing recorded")
+    return 0
+
+
 def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> Path | str:
     """The workspace a hook may read and write, or why there is none.
 
@@ -88,4 +131,4 @@ def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> P
     return located.root
 
 
-__all__ = ["run_hook"]
+__all__ = ["run_feedback", "run_hook"]

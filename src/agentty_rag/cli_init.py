@@ -23,10 +23,13 @@ def _shown(path: Path, root: Path, home: Path | None) -> str:
 
 def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
     """Merge agentty-rag into a client's configuration (or take it out), showing every change as a diff."""
-    if args.hook and args.client != "claude-code":
-        print("agentty-rag: --hook is for claude-code (its UserPromptSubmit hook)", file=sys.stderr)
+    if (args.hook or args.learn) and args.client != "claude-code":
+        print(
+            "agentty-rag: --hook and --learn are for claude-code (its UserPromptSubmit and PostToolUse hooks)",
+            file=sys.stderr,
+        )
         return 2
-    if args.local and not (args.hook or args.uninstall):
+    if args.local and not (args.hook or args.learn or args.uninstall):
         print("agentty-rag: --local puts the hook in .claude/settings.local.json: add --hook", file=sys.stderr)
         return 2
     home = settings.home
@@ -47,6 +50,7 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
                 root,
                 home,
                 hook=args.hook,
+                learn=args.learn,
                 local=args.local,
                 instructions=args.instructions,
                 build_wait_ms=settings.build_wait_ms,
@@ -74,6 +78,11 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         print(clients.NEXT_STEPS[args.client])
         if args.hook:
             print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
+        if args.learn:
+            print(
+                "implicit learning: the server runs with AGENTTY_RAG_LEARN=1; "
+                "the files the agent opens after a search go to .agentty/rag_feedback.tsv"
+            )
     return 0
 
 

@@ -35,7 +35,10 @@ def _is_our_hook(item: object) -> bool:
     if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
         return False
     commands = [h.get("command", "") for h in item["hooks"] if isinstance(h, dict)]
-    return any(isinstance(c, str) and "inject" in c and ("agentty-rag" in c or "agentty_rag" in c) for c in commands)
+    return any(
+        isinstance(c, str) and ("inject" in c or "feedback" in c) and ("agentty-rag" in c or "agentty_rag" in c)
+        for c in commands
+    )
 
 
 def _json(edit: Edit, text: str, remove: bool, force: bool) -> str:

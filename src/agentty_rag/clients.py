@@ -1,10 +1,10 @@
 """What ``agentty-rag init CLIENT`` writes for each agent, in the format that client documents, merged into
 the user's existing files so that only agentty-rag's own entry changes.
 
-Each edit is one entry: a server under its name (``agentty-rag``) in a JSON or TOML file, the Claude Code
-hook as one item of the ``UserPromptSubmit`` list, or a marked block of instructions in ``AGENTS.md``-style
-files. Installing inserts it; uninstalling removes exactly it (and a file or folder left empty by that).
-``client_files.py`` merges the edits into the files.
+Each edit is one entry: a server under its name (``agentty-rag``) in a JSON or TOML file, a Claude Code
+hook as one item of the ``UserPromptSubmit`` list (``inject``) or of the ``PostToolUse`` list (``feedback``),
+or a marked block of instructions in ``AGENTS.md``-style files. Installing inserts it; uninstalling removes
+exactly it (and a file or folder left empty by that). ``client_files.py`` merges the edits into the files.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def client_edits(
     home: Path | None,
     *,
     hook: bool = False,
+    learn: bool = False,
     local: bool = False,
     instructions: bool = False,
     build_wait_ms: int = 20_000,
@@ -108,12 +109,22 @@ def client_edits(
     in_workspace = [*prefix, "--root", "${workspaceFolder}", "serve"]  # Cursor and VS Code expand it
     edits: list[Edit]
     if client == "claude-code":
-        edits = [Edit(root / ".mcp.json", "json-member", ("mcpServers",), value={"command": command, "args": serve})]
+        server: dict[str, object] = {"command": command, "args": serve}
+        if learn:  # the server remembers its results only with learning on
+            server["env"] = {"AGENTTY_RAG_LEARN": "1"}
+        edits = [Edit(root / ".mcp.json", "json-member", ("mcpServers",), value=server)]
+        settings = root / (".claude/settings.local.json" if local else ".claude/settings.json")
         if hook:
-            settings = ".claude/settings.local.json" if local else ".claude/settings.json"
             inject = f'{shlex.join(argv)} inject --root "$CLAUDE_PROJECT_DIR" --format json'
             item = {"hooks": [{"type": "command", "command": inject, "timeout": 10}]}
-            edits.append(Edit(root / settings, "json-item", ("hooks", "UserPromptSubmit"), value=item))
+            edits.append(Edit(settings, "json-item", ("hooks", "UserPromptSubmit"), value=item))
+        if learn:  # after each Read: the file the agent opened, for implicit learning
+            record = f'{shlex.join(argv)} feedback --root "$CLAUDE_PROJECT_DIR"'
+            on_read: dict[str, object] = {
+                "matcher": "Read",
+                "hooks": [{"type": "command", "command": record, "timeout": 10}],
+            }
+            edits.append(Edit(settings, "json-item", ("hooks", "PostToolUse"), value=on_read))
     elif client == "codex":
         table = {
             "command": command,
@@ -149,9 +160,9 @@ def client_edits(
 
 def uninstall_edits(client: str, root: Path, home: Path | None) -> list[Edit]:
     """Every entry ``init CLIENT`` may have written, whatever options it ran with."""
-    edits = client_edits(client, root, home, hook=True, instructions=True)
+    edits = client_edits(client, root, home, hook=True, learn=True, instructions=True)
     if client == "claude-code":
-        edits += client_edits(client, root, home, hook=True, local=True)[1:]
+        edits += client_edits(client, root, home, hook=True, learn=True, local=True)[1:]
     if client == "opencode":
         edits += [Edit(edits[0].path, "json-member", keys) for keys in (("mcp",), ("mcp", "servers"))]
     return edits

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentty_rag import feedback
 from agentty_rag.budget import BudgetConfig
 from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
@@ -251,7 +252,21 @@ class Workspace:
         if "mcp" in names:
             notes += self.resources.notes()
         result = SearchResult(tool, request.query, ranked.mode, hits, funnel, reason, notes, self.named_root)
-        return answer(attempts[0].index, result, retrieved, self.budget())
+        outcome = answer(attempts[0].index, result, retrieved, self.budget())
+        if self.settings.learn:
+            self._remember(names[0], request.query, outcome)
+        return outcome
+
+    def _remember(self, name: str, query: str, outcome: Outcome) -> None:
+        """Remember the docs and code files a search showed, for ``agentty-rag feedback`` (implicit learning)."""
+        folders = {"code": self.root, "docs": self.docs_root()}
+        shown: dict[str, feedback.Shown] = {}
+        for rank, passage in enumerate(outcome.packed.passages, start=1):
+            chunk = passage.hit.chunk
+            folder = folders.get(chunk.source) if chunk.source in feedback.LEARNABLE else None
+            if folder is not None and chunk.ref not in shown:
+                shown[chunk.ref] = feedback.Shown(chunk.ref, os.path.normpath(folder / chunk.ref), rank)
+        feedback.remember(self.state_dir, feedback.RecentSearch(time.time(), name, query, tuple(shown.values())))
 
     # -- the dense leg --------------------------------------------------------------------------------------
 

@@ -211,6 +211,20 @@ class RankingSettings:
         True,
         "Merge neighbouring passages of one file and collapse near-duplicate passages.",
     )
+    learn: bool = flag(
+        "AGENTTY_RAG_LEARN",
+        False,
+        "Implicit learning (experimental): searches remember the docs and code files they showed, "
+        "`agentty-rag feedback` (a PostToolUse hook: `init claude-code --learn`) records the ones the "
+        "agent then opened, and a small capped prior lifts them for similar later queries.",
+    )
+    learn_half_life_days: float = number(
+        "AGENTTY_RAG_LEARN_HALF_LIFE_DAYS",
+        14.0,
+        "Implicit learning: a feedback row counts half as much after this many days.",
+        low=0.5,
+        high=365.0,
+    )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import correct, expand, fuse, hyde, mmr, prf, rerank, stitch
+from agentty_rag.retrieve.stages import correct, expand, fuse, hyde, learn, mmr, prf, rerank, stitch
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 
 KINDS: tuple[StageKind, ...] = (
@@ -18,6 +18,7 @@ KINDS: tuple[StageKind, ...] = (
     expand.KIND,
     hyde.KIND,
     rerank.KIND,
+    learn.KIND,
     mmr.KIND,
     correct.KIND,
     stitch.KIND,
