@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.generation import GenerationSettings
 from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
 
@@ -224,36 +225,6 @@ class RankingSettings:
         "Implicit learning: a feedback row counts half as much after this many days.",
         low=0.5,
         high=365.0,
-    )
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    """Generation: the optional stages that ask a small local model to reword the query (off by default)."""
-
-    expand: bool = flag(
-        "AGENTTY_RAG_EXPAND",
-        False,
-        "Multi-query expansion: the generator writes up to three rewordings, each is searched and the lists "
-        "are fused by rank with the original weighted highest (off: a 135M stand-in cannot show it helps).",
-    )
-    hyde: bool = flag(
-        "AGENTTY_RAG_HYDE",
-        False,
-        "HyDE: the generator writes a short hypothetical passage (for code, a plausible function), which is "
-        "searched (and embedded when the dense leg is up) and fused by rank with the original (off, as above).",
-    )
-    gen_model: str = text(
-        "AGENTTY_RAG_GEN_MODEL",
-        "qwen2.5:0.5b",
-        "The generation model the expansion stages ask for, on the Ollama host.",
-    )
-    gen_timeout_ms: int = integer(
-        "AGENTTY_RAG_GEN_TIMEOUT_MS",
-        2000,
-        "Longest wait for one generated answer; a stage that gets none is skipped and the header says why.",
-        low=100,
-        high=60_000,
     )
 
 
