@@ -17,7 +17,7 @@ from agentty_rag.config import Settings
 from agentty_rag.retrieve.generator import Generator, generator_for
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
-from agentty_rag.retrieve.stages.requery import extra_lists, fused_with, one_line, skipped
+from agentty_rag.retrieve.stages.requery import extra_lists, fused_with, one_line, searches_code, skipped
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class Expand:
 
     def run(self, ranking: Ranking) -> Ranking:
         request = ranking.request
-        answer = self.generator.generate(prompt(request.query, request.index.config.name == "code"), MAX_TOKENS)
+        answer = self.generator.generate(prompt(request.query, searches_code(ranking)), MAX_TOKENS)
         if not answer.text:
             return skipped(ranking, "expand", answer.reason)
         queries = rewordings(answer.text, request.query)

@@ -20,6 +20,7 @@ from agentty_rag.retrieve.files import top_indices
 from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.rerank import rerank_pool
+from agentty_rag.source_kinds import kinds_of
 from agentty_rag.types import Hit
 
 ORIGINAL_WEIGHT = 1.0  # the user's own query weighs most
@@ -122,7 +123,13 @@ def extra_lists(request: Request, texts: Sequence[str]) -> dict[str, list[tuple[
     return lists
 
 
+def searches_code(ranking: Ranking) -> bool:
+    """Whether the searched index holds source code: the prompts then ask for code rather than prose."""
+    return any(spec.code for spec in kinds_of(ranking.request.index.config.name))
+
+
 __all__ = [
+    "searches_code",
     "EXTRA_WEIGHT",
     "ORIGINAL_WEIGHT",
     "contributions",
