@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentty_rag.config.stages import (
     GROUPS,
@@ -126,11 +125,6 @@ def effective_values(settings: Settings) -> dict[str, str]:
     return out
 
 
-def stage_values(settings: Settings, group: type) -> dict[str, Any]:
-    """One stage's settings by field name, for a stage whose options mirror its group field for field."""
-    return {f.name: getattr(settings, f.name) for f in fields(group)}
-
-
 def variable(name: str) -> Variable:
     """The declaration of one variable (KeyError for an unknown name)."""
     return _BY_NAME[name]
@@ -157,6 +151,5 @@ __all__ = [
     "environment_without_agentty",
     "load_settings",
     "parse_variable",
-    "stage_values",
     "variable",
 ]

@@ -29,10 +29,6 @@ class Storage:
         self.on_disk = config.persist  # False once the files under .agentty/ turned out unusable
         self.problem = ""  # why the index lives in memory although it should be on disk
 
-    @property
-    def is_open(self) -> bool:
-        return self._store is not None
-
     def open(self) -> Store:
         """The database, opened on first use."""
         if self._store is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -62,7 +61,6 @@ class ResourceHub:
         self._stop: anyio.Event | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._readers: list[ServerReader] = []
-        self.started_s = 0.0  # how long start() took
 
     # -- any thread -----------------------------------------------------------------------------------------
 
@@ -70,12 +68,10 @@ class ResourceHub:
         """Start reading every server (once; nothing happens when none is configured)."""
         if self._thread is not None or not self.servers.servers:
             return self
-        began = time.perf_counter()
         running = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(running,), name="agentty-mcp-resources", daemon=True)
         self._thread.start()
         running.wait()
-        self.started_s = time.perf_counter() - began
         return self
 
     @property
