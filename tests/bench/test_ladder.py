@@ -24,6 +24,7 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
     assert RUNGS == {
         "baseline": {},
         "bm25": OFF,
+        "dense-only": {**OFF, "AGENTTY_RAG_DENSE": "1", "AGENTTY_RAG_BM25_WEIGHT": "0"},
         "+dense": {**OFF, "AGENTTY_RAG_DENSE": "1"},
         "+rerank": {**OFF, "AGENTTY_RAG_DENSE": "1", "AGENTTY_RAG_RERANK": "1"},
         "+files": defaults,
@@ -37,7 +38,7 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+correct": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_CORRECT": "1"},
     }
     assert list(RUNGS) == [
-        *("baseline", "bm25", "+dense", "+rerank", "+files", "+stitch", "+budget"),
+        *("baseline", "bm25", "dense-only", "+dense", "+rerank", "+files", "+stitch", "+budget"),
         *("+prf", "+expand", "+hyde", "+learn", "+mmr", "+correct"),
     ]
     assert OUTPUT_RUNGS == {"+budget", "+prf", "+expand", "+hyde", "+learn", "+mmr", "+correct", "current"}

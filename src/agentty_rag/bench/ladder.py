@@ -29,16 +29,24 @@ from agentty_rag.types import Chunk, Hit
 
 Progress = Callable[[str], None]
 
+# The rung of the dense leg alone, and the switch that turns the dense leg on.
+DENSE_ONLY = "dense-only"
+DENSE_SWITCH = "AGENTTY_RAG_DENSE"
+
 
 def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
     """Each rung's variables, from the stages' rungs (``steps``, in pipeline order).
 
-    ``bm25`` has every switch off; each rung whose switch is on by default adds it to the rung before, up to
+    ``bm25`` has every switch off and ``dense-only`` is the dense leg's ranking with nothing else (the lexical
+    leg weighted 0): the two legs alone. Each rung whose switch is on by default adds it to the rung before, up to
     the default configuration; ``+budget`` is that configuration measured through the output path (the
     relevance floor may drop passages); then each opt-in rung on top of the defaults. ``baseline`` is plain
     whole-file BM25 (bm25s defaults).
     """
-    rungs: dict[str, dict[str, str]] = {"baseline": {}, "bm25": {rung.switch: "0" for rung in steps}}
+    alone = {rung.switch: "0" for rung in steps}
+    rungs: dict[str, dict[str, str]] = {"baseline": {}, "bm25": alone}
+    # The other leg alone, as bare as ``bm25``: the dense leg's ranking with the lexical leg weighted 0.
+    rungs[DENSE_ONLY] = {**alone, DENSE_SWITCH: "1", "AGENTTY_RAG_BM25_WEIGHT": "0"}
     current = rungs["bm25"]
     opt_in = []
     for rung in steps:
@@ -161,9 +169,11 @@ def plan(
     not answer its probe (their figures would be the rung below's)."""
     ladder = ["current"] if config == "current" else list(rung_names)
     skipped: list[str] = []
-    if dense["state"] != "ready" and "+dense" in ladder:
-        ladder = [r for r in ladder if r != "+dense"]
-        skipped.append(f"+dense skipped: the dense leg is {dense['description']}")
+    if dense["state"] != "ready":
+        for name in (DENSE_ONLY, "+dense"):
+            if name in ladder:
+                ladder = [r for r in ladder if r != name]
+                skipped.append(f"{name} skipped: the dense leg is {dense['description']}")
     generating = [r for r in ladder if r in GENERATION_RUNGS]
     why = generator_for(settings).unavailable() if settings is not None and generating else ""
     if why:
@@ -293,6 +303,8 @@ def measured_configuration(
 
 
 __all__ = [
+    "DENSE_ONLY",
+    "DENSE_SWITCH",
     "LEVERS",
     "OUTPUT_RUNGS",
     "RUNGS",
