@@ -13,7 +13,7 @@ from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.graph import MAX_LINKS, MAX_SIMILAR, Graph
 from agentty_rag.index.graph_links import Refs, doc_targets, imports
-from agentty_rag.index.graph_store import GraphTooLarge, Loaded, forget, graph_of, graph_path, read
+from agentty_rag.index.graph_store import Loaded, forget, graph_of, graph_path, read
 from agentty_rag.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL, write
 
@@ -40,6 +40,12 @@ def _index(root: Path, name: str, **env: str) -> CorpusIndex:
 def _graph(index: CorpusIndex, max_chunks: int = 100_000) -> Loaded:
     with index.reading():
         return graph_of(index, max_chunks)
+
+
+def _graph_of(index: CorpusIndex) -> Graph:
+    graph = _graph(index).graph
+    assert graph is not None
+    return graph
 
 
 def _docs(tmp_path: Path) -> CorpusIndex:
@@ -75,7 +81,7 @@ def test_a_script_import_resolves_by_its_relative_path() -> None:
 
 
 def test_the_fixture_docs_link_where_their_markdown_links_point(tmp_path: Path) -> None:
-    graph = _graph(_docs(tmp_path)).graph
+    graph = _graph_of(_docs(tmp_path))
     # getting-started/install.md: "the [Docker image](docker.md) is the fastest", and README links to it
     assert ("getting-started/docker.md", "link", 1.0) in graph.links["getting-started/install.md"]
     # and backwards, at half weight
@@ -85,7 +91,7 @@ def test_the_fixture_docs_link_where_their_markdown_links_point(tmp_path: Path) 
 
 def test_the_fixture_code_links_a_python_import_both_ways(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "code", tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".agentty"))
-    graph = _graph(_index(tmp_path, "code")).graph
+    graph = _graph_of(_index(tmp_path, "code"))
     # server/main.py: "from server.config import load_config"
     assert ("server/config.py", "import", 1.0) in graph.links["server/main.py"]
     assert ("server/main.py", "imported by", 0.5) in graph.links["server/config.py"]
@@ -105,6 +111,7 @@ def test_every_file_and_passage_keeps_at_most_its_cap_of_edges(tmp_path: Path) -
     write(tmp_path, files)
     loaded = _graph(_index(tmp_path, "code"))
     graph = loaded.graph
+    assert graph is not None
     assert loaded.done.startswith("built in ")
     assert len(graph.links) == 40
     assert all(len(found) <= MAX_LINKS for found in graph.links.values())
@@ -115,8 +122,8 @@ def test_every_file_and_passage_keeps_at_most_its_cap_of_edges(tmp_path: Path) -
 
 def test_an_index_over_the_size_cap_gets_no_graph(tmp_path: Path) -> None:
     index = _docs(tmp_path)
-    with pytest.raises(GraphTooLarge, match=r"passages, over the cap of 10"):
-        _graph(index, max_chunks=10)
+    loaded = _graph(index, max_chunks=10)
+    assert loaded.graph is None and loaded.too_large.endswith(" passages, over the cap of 10")
     assert not graph_path(index).exists()
 
 
@@ -140,18 +147,20 @@ def test_the_graph_is_kept_beside_the_index_and_read_back_by_the_next_process(tm
     forget()  # a new process: nothing in memory
     again = _graph(index)
     assert again.done == ""  # read from its file, not built
+    assert again.graph is not None and built.graph is not None
     assert again.graph.links == built.graph.links and again.graph.similar == built.graph.similar
 
 
 def test_an_edited_file_gets_new_edges_and_the_others_keep_theirs(tmp_path: Path) -> None:
     write(tmp_path, MODULES)
     index = _index(tmp_path, "code")
-    before = _graph(index).graph
+    before = _graph_of(index)
     assert [t for t, _, _ in before.links["app/main.py"]] == ["app/store.py", "app/views.py"]
     write(tmp_path, {"app/main.py": "from app.cache import remember\n\ndef main():\n    remember(1)\n"})
     index.refresh()
     loaded = _graph(index)
     after = loaded.graph
+    assert after is not None
     assert loaded.done.endswith("; the index changed)")
     assert after.fingerprint != before.fingerprint
     assert [t for t, _, _ in after.links["app/main.py"]] == ["app/cache.py"]
@@ -172,12 +181,12 @@ def test_an_edited_file_gets_new_edges_and_the_others_keep_theirs(tmp_path: Path
 def test_a_damaged_graph_file_is_rebuilt_and_rewritten(tmp_path: Path, damage: bytes, reason: str) -> None:
     write(tmp_path, MODULES)
     index = _index(tmp_path, "code")
-    first = _graph(index).graph
+    first = _graph_of(index)
     graph_path(index).write_bytes(damage)
     forget()
     loaded = _graph(index)
     assert loaded.done.endswith(f"; {reason})")
-    assert loaded.graph.links == first.links
+    assert loaded.graph is not None and loaded.graph.links == first.links
     assert read(graph_path(index))[0] is not None  # rewritten whole
 
 
@@ -187,15 +196,15 @@ def test_a_graph_file_that_cannot_be_written_leaves_the_graph_in_memory(tmp_path
     graph_path(index).mkdir()  # a folder where the file belongs
     loaded = _graph(index)
     assert "kept in memory" in loaded.done and "is a folder" in loaded.done
-    assert ("app/store.py", "import", 1.0) in loaded.graph.links["app/main.py"]
+    assert loaded.graph is not None and ("app/store.py", "import", 1.0) in loaded.graph.links["app/main.py"]
     assert _graph(index).done == ""  # then used from memory, not built again
 
 
 def test_a_graph_is_a_value_of_the_index_state(tmp_path: Path) -> None:
     write(tmp_path, MODULES)
-    first = _graph(_index(tmp_path, "code")).graph
+    first = _graph_of(_index(tmp_path, "code"))
     shutil.rmtree(tmp_path / ".agentty")
     forget()
-    second = _graph(_index(tmp_path, "code")).graph
+    second = _graph_of(_index(tmp_path, "code"))
     assert isinstance(second, Graph)
     assert (second.links, second.similar, second.community) == (first.links, first.similar, first.community)

@@ -29,16 +29,14 @@ _LOCK = threading.Lock()
 _CACHE: OrderedDict[tuple[str, int], tuple[FileGroups, Graph]] = OrderedDict()
 
 
-class GraphTooLarge(Exception):
-    """The index holds more passages than the graph's size cap."""
-
-
 @dataclass(frozen=True)
 class Loaded:
-    """The graph, and what was done to have it ("" when it was in memory or read from its file)."""
+    """The graph and what was done to have it ("" when it was in memory or read from its file); or, when the
+    index is over the size cap, no graph and why."""
 
-    graph: Graph
+    graph: Graph | None
     done: str = ""
+    too_large: str = ""
 
 
 def graph_path(index: CorpusIndex) -> Path:
@@ -55,11 +53,8 @@ def fingerprint(groups: FileGroups) -> str:
 
 
 def graph_of(index: CorpusIndex, max_chunks: int) -> Loaded:
-    """The index's graph as of now: from memory, from its file, or built (the caller holds the index still).
-
-    Raises:
-        GraphTooLarge: the index holds more than ``max_chunks`` passages.
-    """
+    """The index's graph as of now: from memory, from its file, or built (the caller holds the index still);
+    none when the index holds more than ``max_chunks`` passages."""
     groups = index.file_groups()
     key = (str(graph_path(index)), id(index))
     with _LOCK:
@@ -71,6 +66,8 @@ def graph_of(index: CorpusIndex, max_chunks: int) -> Loaded:
         loaded = Loaded(cached[1])
     else:
         loaded = _read_or_build(index, state, max_chunks)
+    if loaded.graph is None:
+        return loaded
     with _LOCK:
         _CACHE[key] = (groups, loaded.graph)
         _CACHE.move_to_end(key)
@@ -86,7 +83,7 @@ def _read_or_build(index: CorpusIndex, state: str, max_chunks: int) -> Loaded:
     if stored is not None and stored.fingerprint == state:
         return Loaded(stored)
     if index.n_chunks > max_chunks:
-        raise GraphTooLarge(f"{index.n_chunks} passages, over the cap of {max_chunks}")
+        return Loaded(None, too_large=f"{index.n_chunks} passages, over the cap of {max_chunks}")
     graph = build(index, state)
     why = problem or ("the index changed" if stored is not None else "")
     done = f"built in {graph.seconds:.2f} s ({graph.describe()}{'; ' + why if why else ''})"
@@ -150,4 +147,4 @@ def forget() -> None:
         _CACHE.clear()
 
 
-__all__ = ["GraphTooLarge", "Loaded", "fingerprint", "forget", "graph_of", "graph_path", "read", "write"]
+__all__ = ["Loaded", "fingerprint", "forget", "graph_of", "graph_path", "read", "write"]

@@ -10,9 +10,12 @@ none does: then at half weight). A neighbour scores the sum over the seeds that 
 
     1 / seed rank x edge weight x (1 in the seed's community, ``OTHER_COMMUNITY`` outside it)
 
-and the best ``MAX_ADDED`` form the graph list. Raw scores of the two lists do not compare, so the base fused
-list and the graph list are fused by weighted reciprocal rank, the base weighing most; as in ``requery``, the
-i-th candidate of the new order takes the score the i-th had before, so later stages read the usual scale.
+and the best ``MAX_ADDED`` follow the seeds in the graph list. Raw scores of the two lists do not compare, so
+the base fused list and the graph list are fused by weighted reciprocal rank, the base weighing most: a
+neighbour among the candidates rises toward the seeds (never above them), one new to them may enter the
+pool. As in ``requery``, the i-th candidate of the new order takes the score the i-th had before, so later
+stages read the usual scale. The funnel says ``graph +N`` (new to the pool); ``--explain``, which seed
+brought a hit (``graph via security.md (link)``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 from agentty_rag.config import Settings
 from agentty_rag.errors import AgenttyError
 from agentty_rag.index.graph import Graph
-from agentty_rag.index.graph_store import GraphTooLarge, graph_of
+from agentty_rag.index.graph_store import graph_of
 from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.rerank import rerank_pool
@@ -148,10 +151,10 @@ class GraphExpansion:
             return ranking
         try:
             loaded = graph_of(ranking.request.index, self.max_chunks)
-        except GraphTooLarge as error:
-            return skipped(ranking, "graph", f"{error}: AGENTTY_RAG_GRAPH_MAX_CHUNKS")
         except AgenttyError as error:  # the index could not be read whole: search on without the graph
             return skipped(ranking, "graph", f"the graph could not be built: {error}")
+        if loaded.graph is None:
+            return skipped(ranking, "graph", f"{loaded.too_large}: AGENTTY_RAG_GRAPH_MAX_CHUNKS")
         notes = (*ranking.notes, f"graph: {loaded.done}") if loaded.done else ranking.notes
         found = neighbours(loaded.graph, ranking, self.seeds)
         before = set(ranking.slots)
