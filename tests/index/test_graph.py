@@ -208,3 +208,16 @@ def test_a_graph_is_a_value_of_the_index_state(tmp_path: Path) -> None:
     second = _graph_of(_index(tmp_path, "code"))
     assert isinstance(second, Graph)
     assert (second.links, second.similar, second.community) == (first.links, first.similar, first.community)
+
+
+def test_a_state_folder_linking_out_of_the_workspace_never_gets_a_graph_file(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, {"rag_code.ragdb": "not ours"})
+    root = tmp_path / "repo"
+    write(root, MODULES)
+    (root / ".agentty").symlink_to(outside, target_is_directory=True)
+    outcome = Workspace(root, load_settings({**LEXICAL, "AGENTTY_RAG_GRAPH": "1"}))
+    _OPEN.append(outcome)
+    found = outcome.search_code("save the value", k=3)
+    assert found.structured["results"]
+    assert sorted(p.name for p in outside.iterdir()) == ["rag_code.ragdb"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import xxhash
 
-from agentty_rag.fsguard import UnsafeFile, refuse_link, write_private
+from agentty_rag.fsguard import UnsafeFile, check_state_dir, refuse_link, write_private
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.graph import GRAPH_VERSION, Graph, build
 from agentty_rag.index.views import FileGroups
@@ -109,13 +109,15 @@ def _encode(graph: Graph) -> bytes:
 
 
 def write(path: Path, graph: Graph) -> None:
-    """Write the graph file atomically (never through a link)."""
+    """Write the graph file atomically (never through a link, never into a ``.agentty`` that links out)."""
+    check_state_dir(path.parent)
     write_private(path, _encode(graph))
 
 
 def read(path: Path) -> tuple[Graph | None, str]:
     """The stored graph (None when there is none or it cannot be used), and what was wrong with it."""
     try:
+        check_state_dir(path.parent)
         refuse_link(path)
         data = path.read_bytes()
     except FileNotFoundError:
