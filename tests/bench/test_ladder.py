@@ -10,6 +10,7 @@ OFF = {
     "AGENTTY_RAG_DENSE": "0",
     "AGENTTY_RAG_EXPAND": "0",
     "AGENTTY_RAG_HYDE": "0",
+    "AGENTTY_RAG_GRAPH": "0",
     "AGENTTY_RAG_RERANK": "0",
     "AGENTTY_RAG_FILES": "0",
     "AGENTTY_RAG_LEARN": "0",
@@ -33,15 +34,16 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+prf": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_PRF": "1"},
         "+expand": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_EXPAND": "1"},
         "+hyde": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_HYDE": "1"},
+        "+graph": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_GRAPH": "1"},
         "+learn": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_LEARN": "1"},
         "+mmr": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_MMR": "1"},
         "+correct": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_CORRECT": "1"},
     }
     assert list(RUNGS) == [
         *("baseline", "bm25", "dense-only", "+dense", "+rerank", "+files", "+stitch", "+budget"),
-        *("+prf", "+expand", "+hyde", "+learn", "+mmr", "+correct"),
+        *("+prf", "+expand", "+hyde", "+graph", "+learn", "+mmr", "+correct"),
     ]
-    assert OUTPUT_RUNGS == {"+budget", "+prf", "+expand", "+hyde", "+learn", "+mmr", "+correct", "current"}
+    assert OUTPUT_RUNGS == {"+budget", "+prf", "+expand", "+hyde", "+graph", "+learn", "+mmr", "+correct", "current"}
 
 
 def test_a_new_stage_appears_on_the_ladder_by_its_rung_alone() -> None:

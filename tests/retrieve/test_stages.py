@@ -37,13 +37,14 @@ def test_only_the_file_order_asks_for_file_scores() -> None:
 
 def test_every_rung_switch_is_a_boolean_setting() -> None:
     assert [r.name for r in rungs()] == [
-        *("+prf", "+dense", "+expand", "+hyde", "+rerank"),
+        *("+prf", "+dense", "+expand", "+hyde", "+graph", "+rerank"),
         *("+files", "+learn", "+mmr", "+correct", "+stitch"),
     ]
     assert all(variable(rung.switch).kind == "bool" for rung in rungs())
-    # with its switches off, expansion, HyDE, rerank and MMR leave the list; fusion and the cut always run
+    # with its switches off, expansion, HyDE, the graph, rerank and MMR leave the list; fusion and the cut
+    # always run
     built = [kind.build(load_settings({r.switch: "0" for r in kind.rungs})) for kind in KINDS]
-    assert built == [None, Fuse(1.0, 1.0), None, None, None, None, None, None, Stitch(False)]
+    assert built == [None, Fuse(1.0, 1.0), None, None, None, None, None, None, None, Stitch(False)]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentty_rag.config.generation import GenerationSettings
+from agentty_rag.config.graph import GraphSettings
 from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
 
@@ -337,6 +338,7 @@ GROUPS: tuple[type, ...] = (
     DenseSettings,
     RankingSettings,
     GenerationSettings,
+    GraphSettings,
     BudgetSettings,
     ProactiveSettings,
     ProcessSettings,
@@ -349,6 +351,7 @@ __all__ = [
     "ChunkingSettings",
     "DenseSettings",
     "GenerationSettings",
+    "GraphSettings",
     "IndexSettings",
     "McpSettings",
     "ProactiveSettings",

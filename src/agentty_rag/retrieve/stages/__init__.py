@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import correct, expand, fuse, hyde, learn, mmr, prf, rerank, stitch
+from agentty_rag.retrieve.stages import correct, expand, fuse, graph, hyde, learn, mmr, prf, rerank, stitch
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 
 KINDS: tuple[StageKind, ...] = (
@@ -17,6 +17,7 @@ KINDS: tuple[StageKind, ...] = (
     fuse.KIND,
     expand.KIND,
     hyde.KIND,
+    graph.KIND,
     rerank.KIND,
     learn.KIND,
     mmr.KIND,
