@@ -7,7 +7,7 @@ from pathlib import Path
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.languages import file_language
 from agentty_rag.sources.text import decode, looks_generated
-from agentty_rag.sources.walker import ScanResult, WalkRules, scan_tree
+from agentty_rag.sources.walker import ListingCache, ScanResult, WalkRules, scan_tree
 from agentty_rag.types import Document, FileStamp
 
 
@@ -20,6 +20,7 @@ class CodeSource:
         self.workspace = workspace
         self.max_files = max_files
         self.max_bytes = max_bytes
+        self._listings = ListingCache()  # the folders of the last scan
         self.secrets = secrets
 
     def scan(self) -> ScanResult:
@@ -30,7 +31,7 @@ class CodeSource:
             max_bytes=self.max_bytes,
             secrets=self.secrets,
         )
-        return scan_tree(self.workspace, self.workspace, rules)
+        return scan_tree(self.workspace, self.workspace, rules, self._listings)
 
     def parse(self, stamp: FileStamp, data: bytes) -> LoadResult:
         loaded = decode(data)
