@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentty_rag.sources.ignore import Ignore, IgnoreKey
+from agentty_rag.sources.ignore import Ignore
 
 # What a walk does with one entry of a folder.
 DIR, FILE, SKIP, LINK = 0, 1, 2, 3
