@@ -1,16 +1,17 @@
 """The manifest: which files an index holds, at which stamp and content hash, and what it was built with.
 
 The database's ``files`` table and ``meta`` header are the manifest's truth; ``rag_<name>.ragdb.meta.json``
-mirrors them for people and tools. Here: the scan of the sources (stat only) and its difference with the
-manifest, whether the stored index still matches the configuration, and the JSON mirror (written
-atomically, never through a link, and checked before the database is trusted).
+mirrors them for people and tools (compact JSON, written after a rebuild and when a patch's mirror is asked
+for: on ``status``, on close, and from the server's background reconciling). Here: the scan of the sources
+(stat only) and its difference with the manifest, whether the stored index still matches the configuration,
+and the JSON mirror (written atomically, never through a link, and checked before the database is trusted).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class Scan:
     stamps: dict[str, FileStamp]
     owners: dict[str, Source]
     skipped: SkipReport
+    selections: list[str] = field(default_factory=list)  # which files a cap left out, and by which rule
 
 
 @dataclass
@@ -52,14 +54,17 @@ def scan(sources: Sequence[Source]) -> Scan:
     stamps: dict[str, FileStamp] = {}
     owners: dict[str, Source] = {}
     skipped = SkipReport()
+    selections: list[str] = []
     for source in sources:
         result = source.scan()
         skipped.merge(result.skipped)
+        if result.selection.active:
+            selections.append(f"{source.name}: {result.selection.summary()}")
         for stamp in result.files:
             if stamp.key not in stamps:
                 stamps[stamp.key] = stamp
                 owners[stamp.key] = source
-    return Scan(stamps, owners, skipped)
+    return Scan(stamps, owners, skipped, selections)
 
 
 def diff(files: Mapping[str, FileRow], found: Scan) -> Diff:
@@ -72,6 +77,21 @@ def diff(files: Mapping[str, FileRow], found: Scan) -> Diff:
         elif row.size != stamp.size or row.mtime_ns != stamp.mtime_ns:
             result.stamp_changed.append(key)
     result.removed = [key for key in files if key not in found.stamps]
+    return result
+
+
+def diff_keys(files: Mapping[str, FileRow], found: Scan, keys: Iterable[str]) -> Diff:
+    """How a scan differs from the manifest's rows for ``keys`` only (the paths a watcher reported)."""
+    result = Diff()
+    for key in sorted(keys):
+        row, stamp = files.get(key), found.stamps.get(key)
+        if stamp is None:
+            if row is not None:
+                result.removed.append(key)
+        elif row is None:
+            result.added.append(key)
+        elif row.size != stamp.size or row.mtime_ns != stamp.mtime_ns:
+            result.stamp_changed.append(key)
     return result
 
 
@@ -159,7 +179,9 @@ def write_manifest(
         },
     }
     try:
-        write_private(config.manifest_path, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
+        # Compact: the pretty-printed form took seconds at 50k files (``jq .`` shows it indented).
+        text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+        write_private(config.manifest_path, text.encode("utf-8"))
     except OSError as error:  # the database holds the truth: a missing mirror is only reported
         warn(f"{config.manifest_path} could not be written ({error})")
 
@@ -176,6 +198,7 @@ __all__ = [
     "Diff",
     "Scan",
     "diff",
+    "diff_keys",
     "manifest_problem",
     "meta_int",
     "scan",

@@ -45,6 +45,7 @@ class Listing:
     gitignore: bool  # the folder holds a .gitignore (its rules are part of ``ignore``)
     ignore: Ignore  # the rules in force for the folder's entries
     venv: bool = False  # a virtual environment: nothing in it is indexed
+    trusted: bool = False  # old enough to be reused by the next walk without listing the folder again
     decisions: list[Decision] = field(default_factory=list)
 
 
@@ -68,7 +69,9 @@ class ListingCache:
     ) -> Listing | None:
         """The folder's listing from the last walk, when it still holds (its rules re-checked by stat)."""
         listing = self._folders.get(real_dir)
-        if listing is None or listing.signature != signature or (listing.ws_rel, listing.rel) != (ws_rel, rel):
+        if listing is None or not listing.trusted or listing.signature != signature:
+            return None
+        if (listing.ws_rel, listing.rel) != (ws_rel, rel):
             return None
         ignore = parent
         if rel and listing.gitignore and not listing.venv:
@@ -81,11 +84,16 @@ class ListingCache:
         return listing
 
     def store(self, real_dir: str, listing: Listing) -> None:
-        """Keep a fresh listing for the next walk, unless its folder changed too recently to be trusted."""
+        """Keep a fresh listing: for the next walk to reuse unless its folder changed too recently to be
+        trusted, and in any case to tell ``walked`` what the folder's rules are."""
         signature = listing.signature
-        if signature is None or signature[1] > self._started - RACY_NS or not listing.ignore.cacheable:
-            return
+        recent = signature is None or signature[1] > self._started - RACY_NS
+        listing.trusted = not recent and listing.ignore.cacheable
         self._next[real_dir] = listing
+
+    def walked(self, real_dir: str) -> Listing | None:
+        """The folder as the last finished walk saw it (None: it did not walk it)."""
+        return self._folders.get(real_dir)
 
     def finish(self) -> None:
         """End a walk: what it saw is what the next one may reuse (folders gone since are forgotten)."""

@@ -29,44 +29,8 @@ from agentty_rag.sources.names import (
     printable_path,
 )
 from agentty_rag.sources.selection import Selection, select
+from agentty_rag.sources.skips import REPORT_PATHS_PER_REASON, SkipReport
 from agentty_rag.types import FileStamp
-
-# How many skipped paths a report keeps per reason (counts are always complete).
-REPORT_PATHS_PER_REASON = 20
-
-
-@dataclass
-class SkipReport:
-    """Files a scan or load left out, by reason: every count, and the first few paths of each."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def add(self, reason: str, path: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-        examples = self.examples.setdefault(reason, [])
-        if len(examples) < REPORT_PATHS_PER_REASON:
-            examples.append(path)
-
-    def merge(self, other: SkipReport) -> None:
-        for reason, count in other.counts.items():
-            self.counts[reason] = self.counts.get(reason, 0) + count
-            room = REPORT_PATHS_PER_REASON - len(self.examples.setdefault(reason, []))
-            self.examples[reason].extend(other.examples.get(reason, [])[: max(room, 0)])
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def summary(self) -> str:
-        """``3 skipped (2 too large, 1 binary)``, or empty when nothing was skipped."""
-        if not self.counts:
-            return ""
-        parts = ", ".join(f"{n} {reason}" for reason, n in sorted(self.counts.items()))
-        return f"{self.total} skipped ({parts})"
-
-    def to_json(self) -> dict[str, object]:
-        return {"counts": dict(sorted(self.counts.items())), "examples": dict(sorted(self.examples.items()))}
 
 
 @dataclass
@@ -168,6 +132,30 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules, cache: ListingCach
     return ScanResult(files, walk.skipped, selection)
 
 
+def judge_name(rules: WalkRules, name: str, is_dir: bool, ws_rel: str, dir_ignore: Ignore) -> Decision | None:
+    """What a walk does with an entry (not a link), from its name, its type and the ignore rules in its
+    folder (None: nothing, silently)."""
+    if is_dir:
+        if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
+            return None
+        if not is_utf8_name(name):
+            return (SKIP, name, "name not UTF-8")
+        return (DIR, name, "")
+    secret = not rules.secrets and is_secret_name(name)
+    if not secret and not rules.accept(name):
+        return None  # never indexed, whatever the ignore rules say: no pattern test needed
+    if dir_ignore.ignored(ws_rel, False):
+        return None
+    if secret:
+        return (SKIP, name, "secret-looking name")
+    if not is_utf8_name(name):
+        # Kept out: a name that is not text cannot be stored, shown or cited.
+        return (SKIP, name, "name not UTF-8")
+    if is_generated_name(name):
+        return (SKIP, name, "generated")
+    return (FILE, name, "")
+
+
 # (real path, path relative to the workspace, path relative to start, ignore rules in force)
 _DirItem = tuple[str, str, str, Ignore]
 
@@ -241,26 +229,7 @@ class _Walk:
         return self._judge_name(entry.name, is_dir, ws_rel_dir, dir_ignore)
 
     def _judge_name(self, name: str, is_dir: bool, ws_rel_dir: str, dir_ignore: Ignore) -> Decision | None:
-        ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
-        if is_dir:
-            if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
-                return None
-            if not is_utf8_name(name):
-                return (SKIP, name, "name not UTF-8")
-            return (DIR, name, "")
-        secret = not self.rules.secrets and is_secret_name(name)
-        if not secret and not self.rules.accept(name):
-            return None  # never indexed, whatever the ignore rules say: no pattern test needed
-        if dir_ignore.ignored(ws_rel, False):
-            return None
-        if secret:
-            return (SKIP, name, "secret-looking name")
-        if not is_utf8_name(name):
-            # Kept out: a name that is not text cannot be stored, shown or cited.
-            return (SKIP, name, "name not UTF-8")
-        if is_generated_name(name):
-            return (SKIP, name, "generated")
-        return (FILE, name, "")
+        return judge_name(self.rules, name, is_dir, f"{ws_rel_dir}/{name}" if ws_rel_dir else name, dir_ignore)
 
     def _apply(
         self, decision: Decision, real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: Ignore
@@ -350,6 +319,7 @@ __all__ = [
     "WalkRules",
     "folder_boundary",
     "is_inside",
+    "judge_name",
     "scan_tree",
     "stamp_files",
 ]

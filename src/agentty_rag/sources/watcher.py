@@ -1,0 +1,176 @@
+"""Watching a workspace for changes, so that a server's search need not walk the tree first.
+
+A ``TreeWatcher`` runs ``watchfiles`` (inotify, FSEvents, ReadDirectoryChangesW underneath) in a thread and
+hands each index an ``Inbox`` of the paths changed since it last looked. The watcher only says *where* to
+look; what a path means (indexed, ignored, too large) is still decided by the walker's rules.
+
+The inbox is trusted only once the watcher is running (``ready``): until then, and after it fails (no
+notification support, too many folders to watch), an index scans before every search as the command line
+does, and ``problem`` says why. Events that come faster than they can be kept (a checkout, a build) set
+``overflow``: the next refresh scans everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Changed paths an inbox keeps; past this a full scan is cheaper than looking at each.
+OVERFLOW_PATHS = 2_000
+# How long the watcher waits for a burst of changes to end (ms), and the longest it groups them.
+STEP_MS = 10
+DEBOUNCE_MS = 100
+# How often the watcher thread wakes with nothing to report (it tells ``ready`` the first time).
+TIMEOUT_MS = 1_000
+
+# The folders whose events never matter: version-control data and this tool's own files (its writes would
+# otherwise wake it after every commit), except the folders under .agentty that hold sources.
+_QUIET_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".mypy_cache", ".ruff_cache"})
+_STATE_SOURCES = frozenset({"skills", "memory", "knowledge", "ignore"})
+
+
+def relevant(root: str, path: str) -> bool:
+    """Whether a change at ``path`` can matter to an index (a cheap filter run on every event)."""
+    rel = path[len(root) + 1 :] if path.startswith(root + os.sep) else path
+    parts = rel.split(os.sep)
+    if parts[0] == ".agentty":
+        return len(parts) > 1 and parts[1] in _STATE_SOURCES
+    if parts[0] == ".git":
+        return parts[1:] == ["info", "exclude"]
+    return not any(part in _QUIET_DIRS for part in parts[:-1])
+
+
+class Inbox:
+    """The changes one index has not looked at yet."""
+
+    def __init__(self, watcher: TreeWatcher) -> None:
+        self.watcher = watcher
+        self._lock = threading.Lock()
+        self._paths: set[str] = set()
+        self._overflow = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether the watcher runs, so that an empty inbox means nothing changed."""
+        return self.watcher.state == "watching"
+
+    def put(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            if not self._overflow:
+                self._paths.update(paths)
+                if len(self._paths) > OVERFLOW_PATHS:
+                    self._overflow, self._paths = True, set()
+
+    def overflow(self) -> None:
+        with self._lock:
+            self._overflow, self._paths = True, set()
+
+    def pending(self) -> bool:
+        with self._lock:
+            return self._overflow or bool(self._paths)
+
+    def take(self) -> tuple[set[str], bool]:
+        """The changed paths and whether there were too many to list (then: scan everything); emptied."""
+        with self._lock:
+            paths, overflow = self._paths, self._overflow
+            self._paths, self._overflow = set(), False
+            return paths, overflow
+
+
+# watchfiles.watch, or a stand-in with its signature (tests).
+WatchFunction = Callable[..., Iterator[set[tuple[Any, str]]]]
+
+
+class TreeWatcher:
+    """A thread watching one folder tree; its events go to every inbox.
+
+    ``state`` is ``starting``, ``watching``, ``stopped``, or ``failed`` (with ``problem`` saying why).
+    """
+
+    def __init__(self, root: Path, watch: WatchFunction | None = None) -> None:
+        self.root = os.path.realpath(root)
+        self.state = "starting"
+        self.problem = ""
+        self._watch = watch
+        self._inboxes: list[Inbox] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    def inbox(self) -> Inbox:
+        """A new inbox, receiving every change from now on."""
+        inbox = Inbox(self)
+        self._inboxes.append(inbox)
+        return inbox
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="agentty-watch", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the watcher runs or failed; whether it runs."""
+        self._ready.wait(timeout)
+        return self.state == "watching"
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        if self.state != "failed":
+            self.state = "stopped"
+
+    def _run(self) -> None:
+        try:
+            for changes in self._changes():
+                if self._stop.is_set():
+                    break
+                if self.state == "starting":
+                    self.state = "watching"
+                    self._ready.set()
+                paths = [path for _, path in changes]
+                for inbox in list(self._inboxes):
+                    inbox.put(paths)
+        except Exception as error:  # any failure of the watcher leaves the indexes to scan: say why
+            self._fail(f"{type(error).__name__}: {error}")
+        else:
+            if not self._stop.is_set():
+                self._fail("the watcher stopped")
+        finally:
+            self._ready.set()
+
+    def _fail(self, problem: str) -> None:
+        self.problem = problem
+        self.state = "failed"
+        log.warning("watching %s failed (%s); every search scans the tree instead", self.root, problem)
+        for inbox in list(self._inboxes):
+            inbox.overflow()
+
+    def _changes(self) -> Iterator[set[tuple[Any, str]]]:
+        watch = self._watch
+        if watch is None:
+            import watchfiles  # only a server watches: the command line never pays for the import
+
+            watch = watchfiles.watch
+        root = self.root
+        return watch(
+            root,
+            watch_filter=lambda _change, path: relevant(root, path),
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=self._stop,
+            rust_timeout=TIMEOUT_MS,
+            yield_on_timeout=True,
+            debug=False,  # watchfiles' debug output goes to stdout, the MCP protocol's channel
+            raise_interrupt=False,
+            force_polling=False,  # polling a large tree costs more than the scan it would replace
+            ignore_permission_denied=True,
+        )
+
+
+__all__ = ["OVERFLOW_PATHS", "Inbox", "TreeWatcher", "WatchFunction", "relevant"]
