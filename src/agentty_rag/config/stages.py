@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.freshness import FreshnessSettings
 from agentty_rag.config.generation import GenerationSettings
 from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
@@ -334,6 +335,7 @@ GROUPS: tuple[type, ...] = (
     McpSettings,
     ChunkingSettings,
     IndexSettings,
+    FreshnessSettings,
     DenseSettings,
     RankingSettings,
     GenerationSettings,
@@ -348,6 +350,7 @@ __all__ = [
     "BudgetSettings",
     "ChunkingSettings",
     "DenseSettings",
+    "FreshnessSettings",
     "GenerationSettings",
     "IndexSettings",
     "McpSettings",

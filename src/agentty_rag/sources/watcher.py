@@ -157,6 +157,9 @@ class TreeWatcher:
             import watchfiles  # only a server watches: the command line never pays for the import
 
             watch = watchfiles.watch
+            quiet = logging.getLogger("watchfiles")
+            if quiet.level == logging.NOTSET:
+                quiet.setLevel(logging.WARNING)  # it logs every batch of changes at INFO
         root = self.root
         return watch(
             root,
