@@ -352,9 +352,11 @@ class CorpusIndex:
 
     def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
         storage = self._mirror.storage.describe()
-        return status_of(
+        record = status_of(
             self.config, self._mirror.files, self._last_scan, self.n_chunks, storage, meta, fresh, stale_reason
         )
+        record["freshness"] = self.freshness.describe()
+        return record
 
     def flush_manifest(self) -> None:
         """Write the JSON mirror of the manifest if a patch left it behind the database."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from agentty_rag import watch_state
 from agentty_rag.errors import AgenttyError
 from agentty_rag.places import index_names
 from agentty_rag.service import Workspace
@@ -33,12 +34,13 @@ class Upkeep:
         """Start the watcher (when the settings allow it) and the reconciling thread."""
         settings = self.workspace.settings
         if settings.watch:
-            self.watcher = TreeWatcher(self.workspace.root, self._watch)
+            self.watcher = TreeWatcher(self.workspace.root, self._watch, self._record)
             for name in index_names():
                 self.workspace.index(name).watch(self.watcher.inbox())
             self.watcher.start()
         else:
             log.info("AGENTTY_RAG_WATCH=0: every search scans the workspace first")
+            self._record("off", "")
         self._thread = threading.Thread(target=self._reconcile, name="agentty-reconcile", daemon=True)
         self._thread.start()
 
@@ -66,12 +68,18 @@ class Upkeep:
             except Exception:
                 log.exception("reconciling the %s index failed", name)
 
+    def _record(self, state: str, problem: str) -> None:
+        """Tell ``agentty-rag status`` (another process) what this server does."""
+        if not self._stop.is_set():
+            watch_state.record(self.workspace.state_dir, state, problem)
+
     def stop(self) -> None:
         self._stop.set()
         if self.watcher is not None:
             self.watcher.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        watch_state.clear(self.workspace.state_dir)
 
 
 __all__ = ["Upkeep"]

@@ -93,11 +93,17 @@ class TreeWatcher:
     ``state`` is ``starting``, ``watching``, ``stopped``, or ``failed`` (with ``problem`` saying why).
     """
 
-    def __init__(self, root: Path, watch: WatchFunction | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        watch: WatchFunction | None = None,
+        on_state: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.root = os.path.realpath(root)
         self.state = "starting"
         self.problem = ""
         self._watch = watch
+        self._on_state = on_state  # told (state, problem) when the watcher starts watching or fails
         self._inboxes: list[Inbox] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -133,6 +139,7 @@ class TreeWatcher:
                 if self.state == "starting":
                     self.state = "watching"
                     self._ready.set()
+                    self._tell()
                 paths = [path for _, path in changes]
                 for inbox in list(self._inboxes):
                     inbox.put(paths)
@@ -150,6 +157,11 @@ class TreeWatcher:
         log.warning("watching %s failed (%s); every search scans the tree instead", self.root, problem)
         for inbox in list(self._inboxes):
             inbox.overflow()
+        self._tell()
+
+    def _tell(self) -> None:
+        if self._on_state is not None:
+            self._on_state(self.state, self.problem)
 
     def _changes(self) -> Iterator[set[tuple[Any, str]]]:
         watch = self._watch
