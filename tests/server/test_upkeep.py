@@ -92,7 +92,7 @@ def test_with_a_running_watcher_searches_scan_nothing_and_see_each_reported_edit
         fake.report(tmp_path / "src/auth/tokens.py")
         assert not _found(workspace, "refresh token", "src/auth/tokens.py")
         assert index.freshness.full_scans == scans  # each change was looked at alone
-        assert "watches" in index.status()["freshness"]
+        assert "watches" in str(index.status()["freshness"])
     finally:
         upkeep.stop()
         workspace.close()
@@ -156,7 +156,7 @@ def test_when_the_watcher_cannot_start_every_search_scans_and_status_says_why(tm
         assert upkeep.watcher is not None and upkeep.watcher.state == "failed"
         write(tmp_path, {"src/auth/keys.py": "def rotate_signing_keys():\n    pass\n"})
         assert _found(workspace, "rotate signing keys", "src/auth/keys.py")  # scanned, nothing reported
-        freshness = workspace.index("code").status()["freshness"]
+        freshness = str(workspace.index("code").status()["freshness"])
         assert "watcher failed (OSError: OS file watch limit reached)" in freshness
         shown = running_server(workspace.state_dir)
         assert "could not watch the workspace (OSError: OS file watch limit reached)" in shown
