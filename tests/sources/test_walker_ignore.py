@@ -134,3 +134,16 @@ def test_a_symlink_is_judged_again_when_its_target_changes(tmp_path: Path) -> No
     os.utime(root, ns=(_PAST, _PAST))
     result = scan_tree(root, root, _RULES, cache)
     assert result.skipped.examples["symlink outside root"] == ["zlink"]
+
+
+def test_a_source_with_a_walked_tree_can_still_be_sent_to_a_build_worker(tmp_path: Path) -> None:
+    import pickle
+
+    from agentty_rag.sources.code import CodeSource
+
+    _tree(tmp_path)
+    _age(tmp_path)
+    source = CodeSource(tmp_path, 100, 1 << 20)
+    source.scan()
+    copy = pickle.loads(pickle.dumps(source))
+    assert [f.key for f in copy.scan().files] == [f.key for f in source.scan().files]

@@ -58,6 +58,11 @@ class ListingCache:
         self._started = time.time_ns()
         self.reused = 0  # folders reused in the current walk (for measurements)
 
+    def __reduce__(self) -> tuple[type[ListingCache], tuple[()]]:
+        """A copy sent to another process (a build's workers get the source) starts empty: the compiled
+        ignore rules cannot be pickled, and the workers never walk."""
+        return (ListingCache, ())
+
     def begin(self) -> None:
         """Start a walk (its start time decides which folders changed too recently to be kept)."""
         self._next = {}
