@@ -127,7 +127,8 @@ class CorpusIndex:
         with self._lock:
             self._mirror.sync()
             tell(0, 0, "scanning")
-            found, changes = self.freshness.changes(self._mirror.files, self._mirror.generation, full_scan)
+            full = full_scan or force_rebuild
+            found, changes = self.freshness.changes(self._mirror.files, self._mirror.generation, full)
             self._last_scan = found
             reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
             if not reason and changes.empty:

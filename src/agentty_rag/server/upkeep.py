@@ -36,7 +36,9 @@ class Upkeep:
         if settings.watch:
             self.watcher = TreeWatcher(self.workspace.root, self._watch, self._record)
             for name in index_names():
-                self.workspace.index(name).watch(self.watcher.inbox())
+                inbox = self.watcher.inbox()
+                if not self.workspace.index(name).watch(inbox):
+                    self.watcher.drop(inbox)  # a source outside the workspace: that index scans per search
             self.watcher.start()
         else:
             log.info("AGENTTY_RAG_WATCH=0: every search scans the workspace first")

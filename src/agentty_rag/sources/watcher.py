@@ -115,6 +115,11 @@ class TreeWatcher:
         self._inboxes.append(inbox)
         return inbox
 
+    def drop(self, inbox: Inbox) -> None:
+        """Stop filling an inbox nobody reads."""
+        if inbox in self._inboxes:
+            self._inboxes.remove(inbox)
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentty-watch", daemon=True)
         self._thread.start()
