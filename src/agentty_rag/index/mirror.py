@@ -91,11 +91,22 @@ class Mirror:
         self.generation = -1
         self.reload()
 
-    def committed(self, store: Store, files: dict[str, FileRow], new_slots: list[int] | None = None) -> None:
-        """Take in an update this process committed (``new_slots``: the chunks a patch added; None: all)."""
+    def committed(
+        self,
+        store: Store,
+        files: dict[str, FileRow],
+        new_slots: list[int] | None = None,
+        old_slots: list[int] | None = None,
+        attributes: dict[int, tuple[str, str, str]] | None = None,
+    ) -> None:
+        """Take in an update this process committed (``new_slots``: the chunks a patch added, ``old_slots``
+        those it deleted, ``attributes`` the new chunks' (source, ref, language); None: a rebuild)."""
         self.files = files if files is self.files else dict(files)
         self.generation = store.generation()
-        self.views.forget()
+        if new_slots is None or attributes is None:
+            self.views.forget()
+        else:
+            self.views.patched(old_slots or [], attributes, len(self.lexical.alive))
         if self.vectors is not None:
             self.vectors.load(new_slots)
         # A rebuild writes the JSON mirror at once; a patch only marks it due: at 50k files the mirror takes

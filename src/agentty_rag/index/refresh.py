@@ -199,7 +199,7 @@ def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, to
     for key in removed:
         mirror.files.pop(key, None)
     mirror.files.update(patched.files)  # in place: a copy of every row per commit costs ms at 50k files
-    mirror.committed(store, mirror.files, patched.new_slots)
+    mirror.committed(store, mirror.files, patched.new_slots, patched.old_slots, patched.attributes)
     todo.report.chunks_added = len(patched.new_slots)
     if mirror.vectors is not None:
         mirror.vectors.drop(patched.old_slots)

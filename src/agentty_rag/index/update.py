@@ -117,6 +117,7 @@ class Patched:
     files: dict[str, FileRow]
     new_slots: list[int]
     old_slots: list[int]
+    attributes: dict[int, tuple[str, str, str]]  # (source, ref, language) of each new chunk, by slot
 
 
 def patch(
@@ -173,7 +174,10 @@ def patch(
             base_slots = next_slot
             prune_vectors(store)
         write_meta(store, config, found, base_slots=base_slots, next_slot=next_slot)
-    return Patched(files, [slot for slot, _ in added], old_slots)
+    attributes: dict[int, tuple[str, str, str]] = {
+        slot: (str(chunk.source), chunk.ref, chunk.language) for slot, _, chunk, _ in rows
+    }
+    return Patched(files, [slot for slot, _ in added], old_slots, attributes)
 
 
 def should_compact(lexical: LexicalIndex, fields: tuple[str, ...], next_slot: int) -> bool:
