@@ -30,11 +30,8 @@ class Ignore:
     def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = (), key: IgnoreKey = ()) -> None:
         self.specs = specs
         self.key = key
-
-    @property
-    def cacheable(self) -> bool:
-        """Whether decisions made under this stack can be reused while its key stays the same."""
-        return all(signature is not None for _, _, signature in self.key)
+        # Whether decisions made under this stack can be reused while its key stays the same.
+        self.cacheable = all(signature is not None for _, _, signature in key)
 
     def with_file(self, base_rel: str, file: Path, boundary: str) -> Ignore:
         signature, spec = compiled(str(file), boundary)

@@ -23,6 +23,8 @@ from agentty_rag.sources.ignore import Ignore
 DIR, FILE, SKIP, LINK = 0, 1, 2, 3
 # (what, the entry's name, the skip reason for SKIP)
 Decision = tuple[int, str, str]
+# A decision with its paths: (what, name, reason, path from the walk's start, real path, path in the workspace)
+Step = tuple[int, str, str, str, str, str]
 FolderSignature = tuple[int, int, int]
 
 # A folder whose mtime is this close to the walk is listed again next time.
@@ -46,7 +48,7 @@ class Listing:
     ignore: Ignore  # the rules in force for the folder's entries
     venv: bool = False  # a virtual environment: nothing in it is indexed
     trusted: bool = False  # old enough to be reused by the next walk without listing the folder again
-    decisions: list[Decision] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # the decisions, in name order
 
 
 class ListingCache:
@@ -105,4 +107,15 @@ class ListingCache:
         self._folders, self._next = self._next, {}
 
 
-__all__ = ["DIR", "FILE", "LINK", "RACY_NS", "SKIP", "Decision", "Listing", "ListingCache", "folder_signature"]
+__all__ = [
+    "DIR",
+    "FILE",
+    "LINK",
+    "RACY_NS",
+    "SKIP",
+    "Decision",
+    "Listing",
+    "ListingCache",
+    "Step",
+    "folder_signature",
+]

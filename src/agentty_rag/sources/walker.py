@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentty_rag.fsguard import is_inside
 from agentty_rag.sources.ignore import Ignore, ignores_at
-from agentty_rag.sources.listing import DIR, FILE, LINK, SKIP, Decision, Listing, ListingCache, folder_signature
+from agentty_rag.sources.listing import DIR, FILE, LINK, SKIP, Decision, Listing, ListingCache, Step, folder_signature
 from agentty_rag.sources.names import (
     is_generated_name,
     is_pruned_dir,
@@ -160,6 +160,14 @@ def judge_name(rules: WalkRules, name: str, is_dir: bool, ws_rel: str, dir_ignor
 _DirItem = tuple[str, str, str, Ignore]
 
 
+def _step(decision: Decision, real_dir: str, ws_rel_dir: str, rel_dir: str) -> Step:
+    """A decision with the paths it needs, worked out once per listing (a reused listing builds no string)."""
+    kind, name, reason = decision
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+    return (kind, name, reason, rel, f"{real_dir}{os.sep}{name}", ws_rel)
+
+
 class _Walk:
     """The state of one scan: what was accepted, skipped, visited, and the symlinks left for last."""
 
@@ -181,12 +189,18 @@ class _Walk:
             listing = self._listing(item)
             if listing is None:
                 continue
-            real_dir, ws_rel_dir, rel_dir, _ = item
             subdirs: list[_DirItem] = []
-            for decision in listing.decisions:
-                subdir = self._apply(decision, real_dir, ws_rel_dir, rel_dir, listing.ignore)
-                if subdir is not None:
-                    subdirs.append(subdir)
+            ignore = listing.ignore
+            for kind, name, reason, rel, real, ws_rel in listing.steps:
+                if kind == FILE:
+                    self.accept_file(rel, real, real)
+                elif kind == DIR:
+                    self.visited.add(real)
+                    subdirs.append((real, ws_rel, rel, ignore))
+                elif kind == SKIP:
+                    self.skipped.add(reason, printable_path(rel) if reason == "name not UTF-8" else rel)
+                else:
+                    self._link(name, real, listing.ws_rel, rel, ignore)
             stack.extend(reversed(subdirs))
 
     def _listing(self, item: _DirItem) -> Listing | None:
@@ -213,7 +227,8 @@ class _Walk:
         else:
             if rel_dir and listing.gitignore:
                 listing.ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore", self.ws_real)
-            listing.decisions = [d for e in entries if (d := self._judge(e, ws_rel_dir, listing.ignore)) is not None]
+            decisions = [d for e in entries if (d := self._judge(e, ws_rel_dir, listing.ignore)) is not None]
+            listing.steps = [_step(d, real_dir, ws_rel_dir, rel_dir) for d in decisions]
         self.cache.store(real_dir, listing)
         return listing
 
@@ -230,24 +245,6 @@ class _Walk:
 
     def _judge_name(self, name: str, is_dir: bool, ws_rel_dir: str, dir_ignore: Ignore) -> Decision | None:
         return judge_name(self.rules, name, is_dir, f"{ws_rel_dir}/{name}" if ws_rel_dir else name, dir_ignore)
-
-    def _apply(
-        self, decision: Decision, real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: Ignore
-    ) -> _DirItem | None:
-        """Carry out one decision; returns a folder to descend into, if any."""
-        kind, name, reason = decision
-        rel = f"{rel_dir}/{name}" if rel_dir else name
-        real = f"{real_dir}{os.sep}{name}"
-        if kind == FILE:
-            self.accept_file(rel, real, real)
-        elif kind == DIR:
-            self.visited.add(real)
-            return (real, f"{ws_rel_dir}/{name}" if ws_rel_dir else name, rel, dir_ignore)
-        elif kind == SKIP:
-            self.skipped.add(reason, printable_path(rel) if reason == "name not UTF-8" else rel)
-        else:
-            self._link(name, real, ws_rel_dir, rel, dir_ignore)
-        return None
 
     def _link(self, name: str, path: str, ws_rel_dir: str, rel: str, dir_ignore: Ignore) -> None:
         """A symlink, judged anew on every walk (its target may change without its folder changing)."""
