@@ -152,8 +152,14 @@ def write_manifest(
     files: Mapping[str, FileRow],
     embedding: dict[str, object] | None,
     warn: Callable[[str], None],
+    encoded: dict[str, tuple[FileRow, str]] | None = None,
 ) -> None:
-    """Mirror the manifest (header and every file's stamp) as JSON, atomically, never through a link."""
+    """Mirror the manifest (header and every file's stamp) as JSON, atomically, never through a link.
+
+    Args:
+        encoded: each file's row and its JSON as last written, kept by the caller between writes: only the
+            rows that changed are encoded again (tens of milliseconds saved at 50k files).
+    """
     meta = store.meta()
     manifest = {
         "format": MANIFEST_FORMAT,
@@ -166,24 +172,39 @@ def write_manifest(
         "roots": config.roots,
         "counts": dict(zip(("files", "chunks"), store.counts(), strict=True)),
         "skipped": _json_or_empty(meta.get("scan_skipped", "{}")),
-        "files": {
-            key: {
-                "size": row.size,
-                "mtime_ns": row.mtime_ns,
-                "hash": row.hash,
-                "chunks": row.chunks,
-                **({"skip": row.skip} if row.skip else {}),
-                **({"redacted": row.redacted} if row.redacted else {}),
-            }
-            for key, row in sorted(files.items())
-        },
+        "files": None,  # spliced in below, from each row's own JSON
     }
     try:
         # Compact: the pretty-printed form took seconds at 50k files (``jq .`` shows it indented).
-        text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+        head = json.dumps(manifest, sort_keys=True, separators=_COMPACT)
+        rows = _encoded_rows(files, {} if encoded is None else encoded)
+        text = head.replace('"files":null', '"files":{' + ",".join(rows) + "}", 1)
         write_private(config.manifest_path, text.encode("utf-8"))
     except OSError as error:  # the database holds the truth: a missing mirror is only reported
         warn(f"{config.manifest_path} could not be written ({error})")
+
+
+_COMPACT = (",", ":")
+
+
+def _encoded_rows(files: Mapping[str, FileRow], encoded: dict[str, tuple[FileRow, str]]) -> list[str]:
+    """``"key":{...}`` for each file in key order, reusing the JSON of rows unchanged since the last write."""
+    out: list[str] = []
+    for key in sorted(files):
+        row = files[key]
+        cached = encoded.get(key)
+        if cached is None or cached[0] is not row:
+            fields: dict[str, object] = {"chunks": row.chunks, "hash": row.hash, "mtime_ns": row.mtime_ns}
+            if row.redacted:
+                fields["redacted"] = row.redacted
+            fields["size"] = row.size
+            if row.skip:
+                fields["skip"] = row.skip
+            cached = encoded[key] = (row, json.dumps(key) + ":" + json.dumps(fields, separators=_COMPACT))
+        out.append(cached[1])
+    for key in [key for key in encoded if key not in files]:
+        del encoded[key]
+    return out
 
 
 def _json_or_empty(text: str) -> object:

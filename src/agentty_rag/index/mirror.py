@@ -41,6 +41,7 @@ class Mirror:
         self.vectors: VectorStore | None = None
         self.embedding_profile: EmbeddingProfile | None = None
         self.manifest_due = False  # a patch was committed since the JSON mirror was last written
+        self._encoded: dict[str, tuple[FileRow, str]] = {}  # each file's JSON as the mirror last wrote it
 
     def store(self) -> Store:
         """The database, opened on first use."""
@@ -123,7 +124,7 @@ class Mirror:
         self.manifest_due = False
         if self.storage.on_disk:
             embedding = self.embedding_profile.to_json() if self.embedding_profile else None
-            write_manifest(self.config, self.store(), self.files, embedding, self.notes.warn)
+            write_manifest(self.config, self.store(), self.files, embedding, self.notes.warn, self._encoded)
 
     def use_embeddings(self, profile: EmbeddingProfile | None) -> None:
         """Search with vectors of this embedding profile (None: lexical only)."""
