@@ -73,7 +73,7 @@ class Selection:
         """``kept 4,000 of 9,210 files (the cap): left out 3,100 tests, 2,110 in deeper folders``."""
         if not self.left_out:
             return ""
-        parts = ", ".join(f"{n:,} {rule}" for rule, n in sorted(self.left_out.items(), key=lambda kv: -kv[1]))
+        parts = ", ".join(f"{n:,} {rule}" for rule, n in sorted(self.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
         return f"kept {self.cap:,} of {self.found:,} files (the file cap): left out {parts}"
 
     def to_json(self) -> dict[str, object]:
