@@ -29,20 +29,24 @@ class FakeWatch:
 
     def __init__(self, fail: Exception | None = None) -> None:
         self.fail = fail
+        self.folders: tuple[str, ...] = ()  # what the watcher was last asked to watch
         self._batches: queue.Queue[set[str]] = queue.Queue()
         self._taken = threading.Event()
 
-    def __call__(self, root: str, *, stop_event: threading.Event, **_: Any) -> Iterator[set[tuple[int, str]]]:
+    def __call__(self, *folders: str, stop_event: threading.Event, **_: Any) -> Iterator[set[tuple[int, str]]]:
         if self.fail is not None:
             raise self.fail
+        self.folders = folders
         yield set()  # running: like a first timeout of the real watcher
         while not stop_event.is_set():
             try:
                 batch = self._batches.get(timeout=0.02)
             except queue.Empty:
                 continue
-            yield {(_MODIFIED, path) for path in batch}
-            self._taken.set()  # the watcher asked for more: the batch reached every inbox
+            try:
+                yield {(_MODIFIED, path) for path in batch}
+            finally:
+                self._taken.set()  # the watcher asked for more (or stopped to restart): the batch was handed on
 
     def report(self, *paths: Path) -> None:
         """Deliver a change of each path, and return once the watcher has handed it on."""
@@ -63,9 +67,10 @@ def _watched(root: Path, fake: FakeWatch, **env: str) -> tuple[Workspace, Upkeep
     workspace = Workspace(root, load_settings({**LEXICAL, **env}))
     upkeep = Upkeep(workspace, fake)
     upkeep.start()
+    workspace.index("code").refresh()  # the first scan tells the watcher which folders to watch
     if upkeep.watcher is not None:
         upkeep.watcher.wait_ready(10)
-    workspace.index("code").refresh()
+    workspace.index("code").refresh()  # from the watcher's start on, its reports are trusted
     return workspace, upkeep
 
 
@@ -192,6 +197,22 @@ def test_a_patch_leaves_the_manifest_mirror_until_it_is_asked_for(tmp_path: Path
         upkeep._pass("code", scan=False)  # the reconciling pass writes it
         assert "code:src/auth/keys.py" in json.loads(manifest.read_text(encoding="utf-8"))["files"]
         assert "\n" not in manifest.read_text(encoding="utf-8")  # compact
+    finally:
+        upkeep.stop()
+        workspace.close()
+
+
+def test_only_the_folders_the_walk_entered_are_watched_never_a_link_out_or_a_pruned_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, {"lib.py": "def elsewhere():\n    pass\n"})
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "linked_out").symlink_to(outside)
+    fake = FakeWatch()
+    workspace, upkeep = _watched(root, fake)
+    try:
+        watched = {str(Path(folder).relative_to(root)) for folder in fake.folders}
+        assert watched == {".", "src", "src/auth", "src/billing", ".agentty"}
     finally:
         upkeep.stop()
         workspace.close()

@@ -4,8 +4,9 @@ On the command line (and in a server whose watcher is off or failed) every refre
 stat per file, the walker reusing unchanged folders. In a server whose watcher runs, a refresh looks only
 at the paths the watcher reported since the last one, and at none when it reported nothing: the search
 does not touch the tree. A full scan still happens when the watcher has just started (events before it
-ran are unknown), after an overflow, when a path cannot be settled alone (a folder, a link, an ignore
-file), and from the server's reconciling thread every few seconds, for events a file system never sent.
+ran are unknown; so after each restart to follow new folders), after an overflow, when a path cannot be
+settled alone (a folder, a link, an ignore file), and from the server's reconciling thread every few
+seconds, for events a file system never sent.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Freshness:
         self.inbox: Inbox | None = None
         self.last: Scan | None = None
         self.full_scans = 0  # for measurements and tests: how many refreshes walked the whole tree
-        self._synced = False  # a full scan began after the watcher was running
+        self._epoch = -1  # the watcher's epoch a full scan began in (its reports are trusted from then on)
         self._clean = False  # the last scan was committed (nothing it found is still to be written)
         self._generation = -2  # the database generation the last refresh left
 
@@ -41,7 +42,7 @@ class Freshness:
             isinstance(s, Rescannable) and is_inside(os.path.realpath(s.watched_folder()), root) for s in self.sources
         )
         self.inbox = inbox if usable else None
-        self._synced = False
+        self._epoch = -1
         return usable
 
     def describe(self) -> str:
@@ -65,7 +66,7 @@ class Freshness:
             full: scan everything whatever the watcher says (a reconciling pass, a rebuild).
         """
         inbox = self.inbox
-        if inbox is None or full or self.last is None or not self._synced or not inbox.ready:
+        if inbox is None or full or self.last is None or not inbox.ready or inbox.epoch != self._epoch:
             return self._full_scan(files)
         paths, overflow = inbox.take()
         if overflow:
@@ -88,13 +89,14 @@ class Freshness:
 
     def _full_scan(self, files: Mapping[str, FileRow]) -> tuple[Scan, Diff]:
         inbox = self.inbox
-        watching = inbox is not None and inbox.ready
+        self._epoch = inbox.epoch if inbox is not None and inbox.ready else -1
         if inbox is not None:
             inbox.take()  # the scan covers them; what changes from now on is reported again
         self.last = scan(self.sources)
         self.full_scans += 1
-        self._synced = watching
         self._clean = False
+        if inbox is not None:
+            inbox.want(frozenset().union(*(s.walked_folders() for s in self.sources if isinstance(s, Rescannable))))
         return self.last, diff(files, self.last)
 
     def _restamp(self, last: Scan, paths: set[str]) -> set[str] | None:

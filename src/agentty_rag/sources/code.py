@@ -47,6 +47,9 @@ class CodeSource:
     def watched_folder(self) -> Path:
         return self.workspace
 
+    def walked_folders(self) -> frozenset[str]:
+        return self._listings.folders()
+
     def rescan(self, paths: Iterable[str]) -> Restamped | None:
         """The changed paths' new stamps, or None when a full scan must tell (always, over the file cap: an
         added or removed file can change which files the cap keeps)."""

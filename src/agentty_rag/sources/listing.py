@@ -98,6 +98,10 @@ class ListingCache:
         listing.trusted = not recent and listing.ignore.cacheable
         self._next[real_dir] = listing
 
+    def folders(self) -> frozenset[str]:
+        """Every folder the last finished walk entered (real paths)."""
+        return frozenset(self._folders)
+
     def walked(self, real_dir: str) -> Listing | None:
         """The folder as the last finished walk saw it (None: it did not walk it)."""
         return self._folders.get(real_dir)

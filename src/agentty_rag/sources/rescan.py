@@ -34,6 +34,10 @@ class Rescannable(Protocol):
         """The folder whose changes matter to the source."""
         ...
 
+    def walked_folders(self) -> frozenset[str]:
+        """The folders its last scan entered: where a watcher looks."""
+        ...
+
     def rescan(self, paths: Iterable[str]) -> Restamped | None: ...
 
 
