@@ -28,6 +28,8 @@ def _groups(index: CorpusIndex) -> dict[str, list[int]]:
 
 
 def _same_as_a_fresh_process(index: CorpusIndex, root: Path) -> None:
+    store = index._mirror.store()
+    assert int(store.meta()["vocab_size"]) == store.vocab_size()  # the header's count, kept by each patch
     fresh = _index(root)
     fresh.refresh()
     assert _groups(index) == _groups(fresh)

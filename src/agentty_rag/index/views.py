@@ -63,6 +63,7 @@ class Views:
         self._field_names = field_names
         self._attributes: dict[int, tuple[str, str, str]] | None = None
         self._groups: FileGroups | None = None
+        self._numbers: dict[str, int] | None = None  # each file's number in the groups, once an edit asked
         self._group_stats: GroupStatistics | None = None
         self._rows: OrderedDict[int, tuple[Chunk, frozenset[int]]] = OrderedDict()
         self._rows_generation = -1
@@ -73,6 +74,7 @@ class Views:
         self._attributes = None
         self._rows.clear()
         self._groups = None
+        self._numbers = None
         self._masks = {}
 
     def patched(self, removed: Sequence[int], added: Mapping[int, tuple[str, str, str]], size: int) -> None:
@@ -85,7 +87,7 @@ class Views:
             added: (source, ref, language) of each chunk it added, by slot.
             size: the number of slots now (``len(lexical.alive)``).
         """
-        attributes, groups = self._attributes, self._groups
+        attributes, groups, numbers = self._attributes, self._groups, self._numbers
         self.forget()
         if attributes is None:
             return
@@ -96,9 +98,10 @@ class Views:
         self._attributes = attributes
         if groups is None or gone != {ref for _, ref, _ in added.values()}:
             return  # a file appeared or lost every chunk: the files themselves changed
-        number = {ref: i for i, ref in enumerate(groups.refs)}
+        number = numbers if numbers is not None else {ref: i for i, ref in enumerate(groups.refs)}
         if any(ref not in number for ref in gone):
             return
+        self._numbers = number  # the same files: their numbers hold for the next edit too
         of_slot = np.full(size, -1, np.int32)
         kept = min(size, len(groups.of_slot))
         of_slot[:kept] = groups.of_slot[:kept]
