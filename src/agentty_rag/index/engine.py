@@ -25,20 +25,19 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import IndexCorrupt, IndexNotBuilt
+from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.dense import Embedder, EmbeddingProfile
 from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.manifest import Scan, diff, scan, stale_reason
 from agentty_rag.index.mirror import Mirror
 from agentty_rag.index.notes import Notes
-from agentty_rag.index.refresh import RefreshReport, write
+from agentty_rag.index.refresh import RefreshReport, update
 from agentty_rag.index.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.tokenize import Tokenizer
 from agentty_rag.index.vectors import embed_text
 from agentty_rag.index.views import FileGroups, LexicalScores, within
 from agentty_rag.sources.walker import SkipReport
-from agentty_rag.sources.watcher import Inbox
 from agentty_rag.types import Chunk, FileStamp
 
 log = logging.getLogger(__name__)
@@ -101,11 +100,6 @@ class CorpusIndex:
         """Why the stored index cannot be reused ("" when it can)."""
         return stale_reason(self._mirror.store().meta(), self.config)
 
-    def watch(self, inbox: Inbox) -> bool:
-        """Learn what changed from a watcher's reports instead of a scan per refresh; whether it can."""
-        with self._lock:
-            return self.freshness.watch(inbox)
-
     def refresh(
         self,
         force_rebuild: bool = False,
@@ -127,23 +121,12 @@ class CorpusIndex:
         with self._lock:
             self._mirror.sync()
             tell(0, 0, "scanning")
-            full = full_scan or force_rebuild
-            found, changes = self.freshness.changes(self._mirror.files, self._mirror.generation, full)
-            self._last_scan = found
-            reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
-            if not reason and changes.empty:
-                self.freshness.settled(self._mirror.generation)
-                report = RefreshReport(seconds=time.perf_counter() - started)
-                self.last_refresh = report
-                return report
-            if reason and not build:
-                raise IndexNotBuilt(reason)
             try:
-                report = write(self._mirror, found, force_rebuild, build, self._tokenizer, tell, changes)
-            except IndexCorrupt as error:
-                self._mirror.recover(error)
-                report = write(self._mirror, found, True, build, self._tokenizer, tell)
-            self.freshness.settled(self._mirror.generation)
+                reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
+                fresh, tokenizer = self.freshness, self._tokenizer
+                report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
+            finally:
+                self._last_scan = self.freshness.last
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
             report.seconds = time.perf_counter() - started
@@ -353,11 +336,9 @@ class CorpusIndex:
 
     def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
         storage = self._mirror.storage.describe()
-        record = status_of(
-            self.config, self._mirror.files, self._last_scan, self.n_chunks, storage, meta, fresh, stale_reason
-        )
-        record["freshness"] = self.freshness.describe()
-        return record
+        files, scanned = self._mirror.files, self._last_scan
+        record = status_of(self.config, files, scanned, self.n_chunks, storage, meta, fresh, stale_reason)
+        return {**record, "freshness": self.freshness.describe()}
 
     def flush_manifest(self) -> None:
         """Write the JSON mirror of the manifest if a patch left it behind the database."""

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agentty_rag.chunking import ChunkingConfig
-from agentty_rag.errors import IndexNotBuilt, IndexUnwritable
+from agentty_rag.errors import IndexCorrupt, IndexNotBuilt, IndexUnwritable
 from agentty_rag.index.definition import Progress
+from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.ingest import Prepared, chunk_file, counted_terms, prepare_all, read_file
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import Diff, Scan, diff, stale_reason
@@ -104,6 +105,39 @@ def chunked(patch: Plan, found: Scan, chunking: ChunkingConfig, warn: Callable[[
     prepared = [cut(item, data) for item, data in patch.changed]
     added = (read_file(found.owners[key], found.stamps[key]) for key in patch.diff.added)
     return prepared + [cut(item, data) for item, data in added]
+
+
+def update(
+    mirror: Mirror,
+    freshness: Freshness,
+    reason: str,
+    force_rebuild: bool,
+    build: bool,
+    full_scan: bool,
+    tokenizer: Tokenizer,
+    tell: Progress,
+) -> RefreshReport:
+    """Find what changed (a scan, or the watcher's paths) and bring the index up to date (its lock held).
+
+    Args:
+        reason: why the stored index must be rebuilt anyway (a changed profile, a request; "": none).
+        force_rebuild: rebuild even when nothing changed.
+        build: False when a rebuild must not run here (``IndexNotBuilt`` is raised before any work).
+        full_scan: scan every file even when a watcher says what changed.
+    """
+    found, changes = freshness.changes(mirror.files, mirror.generation, full_scan or force_rebuild)
+    if not reason and changes.empty:
+        freshness.settled(mirror.generation)
+        return RefreshReport()
+    if reason and not build:
+        raise IndexNotBuilt(reason)
+    try:
+        report = write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
+    except IndexCorrupt as error:
+        mirror.recover(error)
+        report = write(mirror, found, True, build, tokenizer, tell)
+    freshness.settled(mirror.generation)
+    return report
 
 
 def write(
@@ -205,4 +239,4 @@ def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, to
         mirror.vectors.drop(patched.old_slots)
 
 
-__all__ = ["Plan", "RefreshReport", "chunked", "plan", "write"]
+__all__ = ["Plan", "RefreshReport", "chunked", "plan", "update", "write"]

@@ -37,7 +37,10 @@ class Upkeep:
             self.watcher = TreeWatcher(self.workspace.root, self._watch, self._record)
             for name in index_names():
                 inbox = self.watcher.inbox()
-                if not self.workspace.index(name).watch(inbox):
+                index = self.workspace.index(name)
+                with index.reading():
+                    usable = index.freshness.watch(inbox)
+                if not usable:
                     self.watcher.drop(inbox)  # a source outside the workspace: that index scans per search
             self.watcher.start()
         else:
