@@ -24,7 +24,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retrieve",),
     ("budget",),
     ("render",),
-    ("service", "places", "request", "outcome", "resources", "dense_leg", "state", "discovery", "status_report"),
+    (
+        "service",
+        "places",
+        "request",
+        "outcome",
+        "resources",
+        "dense_leg",
+        "state",
+        "discovery",
+        "status_report",
+        "watch_state",
+    ),
     ("server", "cli", "cli_hook", "cli_init", "clients", "client_files", "inject", "bench", "__main__"),
 )
 _LAYER = {name: rank for rank, names in enumerate(LAYERS) for name in names}

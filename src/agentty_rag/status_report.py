@@ -41,6 +41,7 @@ from agentty_rag.status_types import (
     Where,
 )
 from agentty_rag.types import FileStamp
+from agentty_rag.watch_state import running_server
 
 # Skip reasons a setting can lift, and the variable that does.
 LIFTED_BY = {
@@ -107,6 +108,8 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
         skipped=Skipped(skipped["counts"], {reason: tuple(paths) for reason, paths in skipped["examples"].items()}),
         by_source=record["by_source"],
         dense=Vectors(vectors["state"], vectors["description"], vectors["embedded"], vectors["chunks"]),
+        freshness=record.get("freshness", ""),
+        selection=tuple(record.get("selection", ())),
     )
 
 
@@ -115,6 +118,9 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
     indexes = {
         name: index_state(workspace.index(name).status(), workspace.dense_status(name)) for name in ("docs", "code")
     }
+    server = running_server(workspace.state_dir)  # a server's watcher, seen from this process
+    if server:
+        indexes = {name: replace(state, freshness=server) for name, state in indexes.items()}
     report = StatusReport(
         workspace=Where(str(workspace.root), str(located.start), located.how),
         sources=sources(workspace),

@@ -122,6 +122,8 @@ class IndexState:
     skipped: Skipped
     by_source: Mapping[str, int]
     dense: Vectors
+    freshness: str = ""  # how this process learns of changes (a scan per search, or a watcher)
+    selection: tuple[str, ...] = ()  # which files a file cap left out, and by which rule
 
     @property
     def built(self) -> bool:

@@ -105,12 +105,44 @@ def test_a_link_is_followed_when_it_is_the_only_way_to_a_folder(tmp_path: Path) 
     assert result.skipped.total == 0
 
 
-def test_file_cap_keeps_the_first_files_and_reports_the_rest(tmp_path: Path) -> None:
+def test_file_cap_keeps_the_newest_files_of_a_folder_and_reports_the_rest(tmp_path: Path) -> None:
     write(tmp_path, {f"m{i:02}.py": "x = 1\n" for i in range(10)})
+    for i in range(10):  # m09 changed last
+        os.utime(tmp_path / f"m{i:02}.py", ns=(1_700_000_000_000_000_000 + i, 1_700_000_000_000_000_000 + i))
     result = scan_tree(tmp_path, tmp_path, _rules(max_files=4))
-    assert [f.key for f in result.files] == ["code:m00.py", "code:m01.py", "code:m02.py", "code:m03.py"]
+    assert [f.key for f in result.files] == ["code:m06.py", "code:m07.py", "code:m08.py", "code:m09.py"]
     assert result.skipped.counts == {"over file cap": 6}
-    assert result.skipped.examples["over file cap"][:2] == ["m04.py", "m05.py"]
+    assert result.skipped.examples["over file cap"][:2] == ["m05.py", "m04.py"]
+    assert result.selection.to_json() == {"found": 10, "cap": 4, "left_out": {"changed less recently": 6}}
+
+
+def test_over_the_cap_source_comes_before_tests_and_examples_and_shallow_before_deep(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pkg/core.py": "x = 1\n",
+            "pkg/deep/er/inner.py": "x = 1\n",
+            "pkg/test_core.py": "x = 1\n",
+            "tests/test_api.py": "x = 1\n",
+            "examples/demo.py": "x = 1\n",
+            "main.go": "package main\n",
+            "main_test.go": "package main\n",
+        },
+    )
+    result = scan_tree(tmp_path, tmp_path, _rules(max_files=3))
+    assert [f.key for f in result.files] == ["code:main.go", "code:pkg/core.py", "code:pkg/deep/er/inner.py"]
+    assert result.selection.left_out == {"tests": 3, "examples, benchmarks, fixtures and docs": 1}
+    assert "kept 3 of 7 files" in result.selection.summary()
+    shallow = scan_tree(tmp_path, tmp_path, _rules(max_files=2))
+    assert [f.key for f in shallow.files] == ["code:main.go", "code:pkg/core.py"]
+    assert shallow.selection.left_out["in deeper folders"] == 1
+
+
+def test_under_the_cap_nothing_is_chosen(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "x = 1\n", "tests/test_a.py": "x = 1\n"})
+    result = scan_tree(tmp_path, tmp_path, _rules(max_files=2))
+    assert len(result.files) == 2
+    assert not result.selection.active and result.selection.summary() == ""
 
 
 def test_secrets_are_indexed_only_on_request(tmp_path: Path) -> None:

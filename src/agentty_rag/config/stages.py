@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.freshness import FreshnessSettings
 from agentty_rag.config.generation import GenerationSettings
 from agentty_rag.config.graph import GraphSettings
 from agentty_rag.config.mcp_resources import McpSettings
@@ -335,6 +336,7 @@ GROUPS: tuple[type, ...] = (
     McpSettings,
     ChunkingSettings,
     IndexSettings,
+    FreshnessSettings,
     DenseSettings,
     RankingSettings,
     GenerationSettings,
@@ -350,6 +352,7 @@ __all__ = [
     "BudgetSettings",
     "ChunkingSettings",
     "DenseSettings",
+    "FreshnessSettings",
     "GenerationSettings",
     "GraphSettings",
     "IndexSettings",

@@ -25,13 +25,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import IndexCorrupt, IndexNotBuilt
+from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.dense import Embedder, EmbeddingProfile
+from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.manifest import Scan, diff, scan, stale_reason
 from agentty_rag.index.mirror import Mirror
 from agentty_rag.index.notes import Notes
-from agentty_rag.index.refresh import RefreshReport, write
+from agentty_rag.index.refresh import RefreshReport, update
 from agentty_rag.index.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.tokenize import Tokenizer
 from agentty_rag.index.vectors import embed_text
@@ -57,6 +58,7 @@ class CorpusIndex:
         self._notes = Notes()
         self._mirror = Mirror(config, self._notes)
         self._last_scan: Scan | None = None
+        self.freshness = Freshness(config.sources)  # a scan per refresh, or a watcher's reports
         self._tokenized: dict[str, frozenset[str]] = {}
         self.last_refresh = RefreshReport()
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
@@ -99,7 +101,11 @@ class CorpusIndex:
         return stale_reason(self._mirror.store().meta(), self.config)
 
     def refresh(
-        self, force_rebuild: bool = False, build: bool = True, progress: Progress | None = None
+        self,
+        force_rebuild: bool = False,
+        build: bool = True,
+        progress: Progress | None = None,
+        full_scan: bool = False,
     ) -> RefreshReport:
         """Bring the index up to date with the files on disk; cheap when nothing changed.
 
@@ -108,26 +114,19 @@ class CorpusIndex:
             build: False for a caller that must not wait for a full build (a request of the server): when the
                 update would be a rebuild, ``IndexNotBuilt`` is raised before any work is done.
             progress: told where the refresh is (the command line's bars): scanning, each file parsed, writing.
+            full_scan: scan every file even when a watcher says what changed (the reconciling pass).
         """
         started = time.perf_counter()
         tell = self._tracking(progress)
         with self._lock:
             self._mirror.sync()
             tell(0, 0, "scanning")
-            found = scan(self.config.sources)
-            self._last_scan = found
-            reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
-            if not reason and diff(self._mirror.files, found).empty:
-                report = RefreshReport(seconds=time.perf_counter() - started)
-                self.last_refresh = report
-                return report
-            if reason and not build:
-                raise IndexNotBuilt(reason)
             try:
-                report = write(self._mirror, found, force_rebuild, build, self._tokenizer, tell)
-            except IndexCorrupt as error:
-                self._mirror.recover(error)
-                report = write(self._mirror, found, True, build, self._tokenizer, tell)
+                reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
+                fresh, tokenizer = self.freshness, self._tokenizer
+                report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
+            finally:
+                self._last_scan = self.freshness.last
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
             report.seconds = time.perf_counter() - started
@@ -330,18 +329,25 @@ class CorpusIndex:
             except IndexCorrupt as error:
                 self._mirror.recover(error)
                 meta, reason = {}, "index was unreadable"
+            self._mirror.flush_manifest()
             self._last_scan = scan(self.config.sources)
             found = diff(self._mirror.files, self._last_scan)
             return self._status_of(meta, not reason and found.empty, reason or changes(found))
 
     def _status_of(self, meta: dict[str, str], fresh: bool, stale_reason: str) -> dict[str, object]:
         storage = self._mirror.storage.describe()
-        return status_of(
-            self.config, self._mirror.files, self._last_scan, self.n_chunks, storage, meta, fresh, stale_reason
-        )
+        files, scanned = self._mirror.files, self._last_scan
+        record = status_of(self.config, files, scanned, self.n_chunks, storage, meta, fresh, stale_reason)
+        return {**record, "freshness": self.freshness.describe()}
+
+    def flush_manifest(self) -> None:
+        """Write the JSON mirror of the manifest if a patch left it behind the database."""
+        with self._lock:
+            self._mirror.flush_manifest()
 
     def close(self) -> None:
         with self._lock:
+            self._mirror.flush_manifest()
             self._mirror.storage.close()
 
 

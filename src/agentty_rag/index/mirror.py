@@ -1,9 +1,10 @@
 """The in-memory side of one index, kept equal to its database.
 
 The BM25 postings, every file's row, the views searches read once per state, and the vectors of the active
-embedding profile, all as of one database generation. Another process's commit, a corrupt database, or
-files under ``.agentty/`` that cannot be used are met here: reload, rebuild from nothing, or move to
-memory. Not thread-safe: the index's lock is held around every call.
+embedding profile, all as of one database generation. The JSON mirror of the manifest is written after a
+rebuild and, after a patch, only when asked (``flush_manifest``): a commit does not pay for it. Another
+process's commit, a corrupt database, or files under ``.agentty/`` that cannot be used are met here:
+reload, rebuild from nothing, or move to memory. Not thread-safe: the index's lock is held around every call.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Mirror:
         self.views = Views(self.storage.open, config.field_names)
         self.vectors: VectorStore | None = None
         self.embedding_profile: EmbeddingProfile | None = None
+        self.manifest_due = False  # a patch was committed since the JSON mirror was last written
+        self._encoded: dict[str, tuple[FileRow, str]] = {}  # each file's JSON as the mirror last wrote it
 
     def store(self) -> Store:
         """The database, opened on first use."""
@@ -89,16 +92,39 @@ class Mirror:
         self.generation = -1
         self.reload()
 
-    def committed(self, store: Store, files: dict[str, FileRow], new_slots: list[int] | None = None) -> None:
-        """Take in an update this process committed (``new_slots``: the chunks a patch added; None: all)."""
-        self.files = dict(files)
+    def committed(
+        self,
+        store: Store,
+        files: dict[str, FileRow],
+        new_slots: list[int] | None = None,
+        old_slots: list[int] | None = None,
+        attributes: dict[int, tuple[str, str, str]] | None = None,
+    ) -> None:
+        """Take in an update this process committed (``new_slots``: the chunks a patch added, ``old_slots``
+        those it deleted, ``attributes`` the new chunks' (source, ref, language); None: a rebuild)."""
+        self.files = files if files is self.files else dict(files)
         self.generation = store.generation()
-        self.views.forget()
+        if new_slots is None or attributes is None:
+            self.views.forget()
+        else:
+            self.views.patched(old_slots or [], attributes, len(self.lexical.alive))
         if self.vectors is not None:
             self.vectors.load(new_slots)
+        # A rebuild writes the JSON mirror at once; a patch only marks it due: at 50k files the mirror takes
+        # tens of milliseconds to write, and the database is the truth (``flush_manifest``).
+        self.manifest_due = True
+        if new_slots is None:
+            self.flush_manifest()
+
+    def flush_manifest(self) -> None:
+        """Write the JSON mirror of the manifest when a commit made it due (on status, close, a rebuild, and
+        from the server's background reconciling)."""
+        if not self.manifest_due:
+            return
+        self.manifest_due = False
         if self.storage.on_disk:
             embedding = self.embedding_profile.to_json() if self.embedding_profile else None
-            write_manifest(self.config, store, self.files, embedding, self.notes.warn)
+            write_manifest(self.config, self.store(), self.files, embedding, self.notes.warn, self._encoded)
 
     def use_embeddings(self, profile: EmbeddingProfile | None) -> None:
         """Search with vectors of this embedding profile (None: lexical only)."""

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agentty_rag.chunking import ChunkingConfig
-from agentty_rag.errors import IndexNotBuilt, IndexUnwritable
+from agentty_rag.errors import IndexCorrupt, IndexNotBuilt, IndexUnwritable
 from agentty_rag.index.definition import Progress
+from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.ingest import Prepared, chunk_file, counted_terms, prepare_all, read_file
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import Diff, Scan, diff, stale_reason
@@ -57,7 +58,9 @@ class Plan:
     touched: dict[str, FileRow] = field(default_factory=dict)  # new stamp, same content
 
 
-def plan(found: Scan, files: Mapping[str, FileRow], reason: str, rebuild_fraction: float) -> Plan | None:
+def plan(
+    found: Scan, files: Mapping[str, FileRow], reason: str, rebuild_fraction: float, changes: Diff | None = None
+) -> Plan | None:
     """Read the files whose stamp changed to see whether their content did; None when nothing changed.
 
     Args:
@@ -65,8 +68,9 @@ def plan(found: Scan, files: Mapping[str, FileRow], reason: str, rebuild_fractio
         files: the manifest's rows.
         reason: why the stored index must be rebuilt anyway ("" when it need not).
         rebuild_fraction: share of changed files above which the update is a rebuild.
+        changes: how ``found`` differs from ``files``, when already known (None: compared here).
     """
-    changes = diff(files, found)
+    changes = diff(files, found) if changes is None else changes
     if not reason and changes.empty:
         return None
     report = RefreshReport(added=len(changes.added), removed=len(changes.removed))
@@ -103,8 +107,47 @@ def chunked(patch: Plan, found: Scan, chunking: ChunkingConfig, warn: Callable[[
     return prepared + [cut(item, data) for item, data in added]
 
 
+def update(
+    mirror: Mirror,
+    freshness: Freshness,
+    reason: str,
+    force_rebuild: bool,
+    build: bool,
+    full_scan: bool,
+    tokenizer: Tokenizer,
+    tell: Progress,
+) -> RefreshReport:
+    """Find what changed (a scan, or the watcher's paths) and bring the index up to date (its lock held).
+
+    Args:
+        reason: why the stored index must be rebuilt anyway (a changed profile, a request; "": none).
+        force_rebuild: rebuild even when nothing changed.
+        build: False when a rebuild must not run here (``IndexNotBuilt`` is raised before any work).
+        full_scan: scan every file even when a watcher says what changed.
+    """
+    found, changes = freshness.changes(mirror.files, mirror.generation, full_scan or force_rebuild)
+    if not reason and changes.empty:
+        freshness.settled(mirror.generation)
+        return RefreshReport()
+    if reason and not build:
+        raise IndexNotBuilt(reason)
+    try:
+        report = write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
+    except IndexCorrupt as error:
+        mirror.recover(error)
+        report = write(mirror, found, True, build, tokenizer, tell)
+    freshness.settled(mirror.generation)
+    return report
+
+
 def write(
-    mirror: Mirror, found: Scan, force_rebuild: bool, build: bool, tokenizer: Tokenizer, tell: Progress
+    mirror: Mirror,
+    found: Scan,
+    force_rebuild: bool,
+    build: bool,
+    tokenizer: Tokenizer,
+    tell: Progress,
+    changes: Diff | None = None,
 ) -> RefreshReport:
     """Update the index to ``found``; when the files on disk turn out unusable, in memory instead.
 
@@ -115,9 +158,10 @@ def write(
         build: False when a rebuild must not run here (``IndexNotBuilt`` is raised instead).
         tokenizer: counts the terms of a patch's chunks.
         tell: the progress of a rebuild.
+        changes: how ``found`` differs from the manifest, when the caller knows (a watcher's paths).
     """
     try:
-        return _write(mirror, found, force_rebuild, build, tokenizer, tell)
+        return _write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
     except IndexUnwritable as error:
         mirror.move_to_memory(error)
         return _write(mirror, found, True, build, tokenizer, tell)
@@ -131,13 +175,22 @@ def _writer_lock(mirror: Mirror) -> contextlib.AbstractContextManager[None]:
 
 
 def _write(
-    mirror: Mirror, found: Scan, force_rebuild: bool, build: bool, tokenizer: Tokenizer, tell: Progress
+    mirror: Mirror,
+    found: Scan,
+    force_rebuild: bool,
+    build: bool,
+    tokenizer: Tokenizer,
+    tell: Progress,
+    changes: Diff | None = None,
 ) -> RefreshReport:
     config = mirror.config
     with _writer_lock(mirror):
+        before = mirror.generation
         mirror.sync()  # another process may have done (part of) the work meanwhile
+        if mirror.generation != before:
+            changes = None  # compared with rows that are no longer the manifest's
         reason = "rebuild requested" if force_rebuild else stale_reason(mirror.store().meta(), config)
-        todo = plan(found, mirror.files, reason, config.rebuild_fraction)
+        todo = plan(found, mirror.files, reason, config.rebuild_fraction, changes)
         if todo is None:
             return RefreshReport()
         if todo.reason:
@@ -179,10 +232,11 @@ def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, to
         raise
     for key in removed:
         mirror.files.pop(key, None)
-    mirror.committed(store, {**mirror.files, **patched.files}, patched.new_slots)
+    mirror.files.update(patched.files)  # in place: a copy of every row per commit costs ms at 50k files
+    mirror.committed(store, mirror.files, patched.new_slots, patched.old_slots, patched.attributes)
     todo.report.chunks_added = len(patched.new_slots)
     if mirror.vectors is not None:
         mirror.vectors.drop(patched.old_slots)
 
 
-__all__ = ["Plan", "RefreshReport", "chunked", "plan", "write"]
+__all__ = ["Plan", "RefreshReport", "chunked", "plan", "update", "write"]

@@ -76,6 +76,7 @@ def status_of(
         "manifest": {**config.profile(), "roots": config.roots},
         "skipped": skipped(files, last_scan).to_json(),
         "by_source": files_by_source(files, last_scan),
+        "selection": list(last_scan.selections) if last_scan is not None else [],
     }
 
 

@@ -63,6 +63,7 @@ class Views:
         self._field_names = field_names
         self._attributes: dict[int, tuple[str, str, str]] | None = None
         self._groups: FileGroups | None = None
+        self._numbers: dict[str, int] | None = None  # each file's number in the groups, once an edit asked
         self._group_stats: GroupStatistics | None = None
         self._rows: OrderedDict[int, tuple[Chunk, frozenset[int]]] = OrderedDict()
         self._rows_generation = -1
@@ -73,7 +74,42 @@ class Views:
         self._attributes = None
         self._rows.clear()
         self._groups = None
+        self._numbers = None
         self._masks = {}
+
+    def patched(self, removed: Sequence[int], added: Mapping[int, tuple[str, str, str]], size: int) -> None:
+        """A patch was committed: update the chunks' attributes and the file groups in place when the patch
+        re-chunked files the groups already hold (an edit), else work them out again when next asked; the
+        rest is forgotten. Reading every chunk's attributes again costs O(chunks) after each edit.
+
+        Args:
+            removed: the slots whose chunks the patch deleted.
+            added: (source, ref, language) of each chunk it added, by slot.
+            size: the number of slots now (``len(lexical.alive)``).
+        """
+        attributes, groups, numbers = self._attributes, self._groups, self._numbers
+        self.forget()
+        if attributes is None:
+            return
+        gone = {attributes[s][1] for s in removed if s in attributes}
+        for slot in removed:
+            attributes.pop(slot, None)
+        attributes.update(added)
+        self._attributes = attributes
+        if groups is None or gone != {ref for _, ref, _ in added.values()}:
+            return  # a file appeared or lost every chunk: the files themselves changed
+        number = numbers if numbers is not None else {ref: i for i, ref in enumerate(groups.refs)}
+        if any(ref not in number for ref in gone):
+            return
+        self._numbers = number  # the same files: their numbers hold for the next edit too
+        of_slot = np.full(size, -1, np.int32)
+        kept = min(size, len(groups.of_slot))
+        of_slot[:kept] = groups.of_slot[:kept]
+        of_slot[[s for s in removed if s < size]] = -1
+        for slot, (_, ref, _) in added.items():
+            if slot < size:
+                of_slot[slot] = number[ref]
+        self._groups = _grouped(of_slot, groups.refs)
 
     def attributes(self) -> dict[int, tuple[str, str, str]]:
         """(source, ref, language) of every chunk, by slot."""
@@ -92,11 +128,7 @@ class Views:
         for slot, (_, ref, _) in attributes.items():
             if slot < len(of_slot):
                 of_slot[slot] = number[ref]
-        held = np.flatnonzero(of_slot >= 0)
-        slots = held[np.argsort(of_slot[held], kind="stable")].astype(np.int32)
-        starts = np.zeros(len(refs) + 1, np.int64)
-        np.cumsum(np.bincount(of_slot[held], minlength=len(refs)), out=starts[1:])
-        self._groups = FileGroups(of_slot, tuple(refs), slots, starts)
+        self._groups = _grouped(of_slot, tuple(refs))
         return self._groups
 
     def group_statistics(self, lexical: LexicalIndex, groups: FileGroups) -> GroupStatistics:
@@ -215,6 +247,15 @@ def within(scores: LexicalScores, allowed: npt.NDArray[np.bool_]) -> LexicalScor
     admitted[in_mask[in_mask >= 0]] = True
     file_scores *= admitted
     return LexicalScores(chunk_scores, file_scores, groups)
+
+
+def _grouped(of_slot: npt.NDArray[np.int32], refs: tuple[str, ...]) -> FileGroups:
+    """The file groups of ``refs`` from each slot's file number (-1: no chunk)."""
+    held = np.flatnonzero(of_slot >= 0)
+    slots = held[np.argsort(of_slot[held], kind="stable")].astype(np.int32)
+    starts = np.zeros(len(refs) + 1, np.int64)
+    np.cumsum(np.bincount(of_slot[held], minlength=len(refs)), out=starts[1:])
+    return FileGroups(of_slot, refs, slots, starts)
 
 
 __all__ = ["FileGroups", "LexicalScores", "Views", "within"]

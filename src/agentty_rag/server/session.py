@@ -13,6 +13,7 @@ from agentty_rag.config import Settings
 from agentty_rag.discovery import Located, from_roots
 from agentty_rag.errors import AgenttyError
 from agentty_rag.places import index_names
+from agentty_rag.server.upkeep import Upkeep
 from agentty_rag.service import Workspace
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class Session:
         self.explicit = located.how == "--root"
         self.roots_pending = not self.explicit  # ask a client that declares roots, once (again after a change)
         self.workspace: Workspace | None = None
+        self.upkeep: Upkeep | None = None  # the current workspace's watcher and reconciling pass
         self._lock = threading.Lock()
         if located.root is not None:
             self.workspace = self._open(located)
@@ -43,9 +45,13 @@ class Session:
         return workspace
 
     def warm_up(self) -> None:
-        """Start building the current workspace's indexes in the background."""
+        """Start watching the current workspace and building its indexes in the background."""
         workspace = self.workspace
         if workspace is not None:
+            with self._lock:
+                if self.upkeep is None or self.upkeep.workspace is not workspace:
+                    self.upkeep = Upkeep(workspace)
+                    self.upkeep.start()
             threading.Thread(target=warm_up, args=(workspace,), name="agentty-warm-up", daemon=True).start()
 
     def adopt_roots(self, uris: list[str]) -> None:
@@ -60,8 +66,11 @@ class Session:
             if self.workspace is not None and self.workspace.root == located.root:
                 return
             previous, self.workspace, self.located = self.workspace, self._open(located), located
+            previous_upkeep, self.upkeep = self.upkeep, None
         log.info("workspace from the client's roots: %s", located.root)
         self.warm_up()
+        if previous_upkeep is not None:
+            previous_upkeep.stop()
         if previous is not None:
             previous.close()
 
@@ -78,7 +87,9 @@ class Session:
     def close(self) -> None:
         """Close the workspace: the server is shutting down."""
         with self._lock:
-            workspace = self.workspace
+            workspace, upkeep = self.workspace, self.upkeep
+        if upkeep is not None:
+            upkeep.stop()
         if workspace is not None:
             workspace.close()
 

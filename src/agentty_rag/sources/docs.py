@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.text import decode
-from agentty_rag.sources.walker import ScanResult, SkipReport, WalkRules, scan_tree
+from agentty_rag.sources.walker import ListingCache, ScanResult, SkipReport, WalkRules, scan_tree
 from agentty_rag.types import Document, FileStamp
 
 # File extension -> the format the prose chunker reads it as.
@@ -40,12 +40,13 @@ class DocsSource:
         self.root = root
         self.workspace = workspace
         self.max_bytes = max_bytes
+        self._listings = ListingCache()  # the folders of the last scan
 
     def scan(self) -> ScanResult:
         if not self.root.is_dir():
             return ScanResult([], SkipReport())
         rules = WalkRules(accept=lambda n: doc_format(n) is not None, key_prefix="docs:", max_bytes=self.max_bytes)
-        return scan_tree(self.root, self.workspace, rules)
+        return scan_tree(self.root, self.workspace, rules, self._listings)
 
     def parse(self, stamp: FileStamp, data: bytes) -> LoadResult:
         loaded = decode(data)

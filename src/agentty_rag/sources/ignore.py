@@ -1,26 +1,43 @@
 """The ignore rules in force in a folder: ``.git/info/exclude``, ``.agentty/ignore`` and every ``.gitignore``
-from the workspace root down to it, matched as git matches them."""
+from the workspace root down to it, matched as git matches them.
+
+Each ignore file is read and compiled once, and again only when its ``lstat`` changes (inode, size, mtime,
+ctime): a scan before every search does not re-read and recompile hundreds of files. A rule stack carries a
+``key`` naming the files and versions it was built from, so a walk can tell that a folder's decisions made
+under an earlier stack still hold.
+"""
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pathspec
 
 from agentty_rag.fsguard import read_regular
 
+# (inode, size, mtime, ctime) of an ignore file, None when it must be read every time (a link).
+Signature = tuple[int, int, int, int]
+# What a rule stack was built from: (folder, ignore file, signature) per file with rules.
+IgnoreKey = tuple[tuple[str, str, Signature | None], ...]
+
 
 class Ignore:
     """The stack of gitignore specs that applies to one directory, deepest last."""
 
-    def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
+    def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = (), key: IgnoreKey = ()) -> None:
         self.specs = specs
+        self.key = key
+        # Whether decisions made under this stack can be reused while its key stays the same.
+        self.cacheable = all(signature is not None for _, _, signature in key)
 
     def with_file(self, base_rel: str, file: Path, boundary: str) -> Ignore:
-        lines = _read_ignore_lines(file, boundary)
-        if not lines:
+        signature, spec = compiled(str(file), boundary)
+        if spec is None:
             return self
-        return Ignore((*self.specs, (base_rel, ignore_spec(lines))))
+        return Ignore((*self.specs, (base_rel, spec)), (*self.key, (base_rel, str(file), signature)))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's rule: the deepest file with a matching pattern decides; within a file, the last pattern."""
@@ -36,12 +53,47 @@ class Ignore:
 
 
 _IGNORE_MAX_BYTES = 1 << 20
+# Compiled ignore files kept (a tree holds a few hundred at most; past this the cache starts afresh).
+_CACHE_MAX = 20_000
+_cache: dict[tuple[str, str], tuple[Signature, pathspec.GitIgnoreSpec | None]] = {}
+_cache_lock = threading.Lock()
+
+
+def _signature(path: str) -> Signature | None:
+    """The ``lstat`` of a regular file (None for a link, which is read anew each time; raises when missing)."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def compiled(path: str, boundary: str) -> tuple[Signature | None, pathspec.GitIgnoreSpec | None]:
+    """An ignore file's signature and compiled spec (None when it is missing, empty or unreadable).
+
+    Compiled once per version of the file; a link (followed only inside ``boundary``) is read every time."""
+    try:
+        signature = _signature(path)
+    except OSError:
+        return None, None
+    if signature is not None:
+        with _cache_lock:
+            cached = _cache.get((path, boundary))
+        if cached is not None and cached[0] == signature:
+            return cached
+    lines = _read_ignore_lines(Path(path), boundary)
+    spec = ignore_spec(lines) if lines else None
+    if signature is not None:
+        with _cache_lock:
+            if len(_cache) >= _CACHE_MAX:
+                _cache.clear()
+            _cache[(path, boundary)] = (signature, spec)
+    return signature, spec
 
 
 def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     """Gitignore lines compiled for RE2, whose matching time grows linearly with the path: a hostile line
     (``*a*a*a*x``, ``**/a/**/a/…``) cannot make the scan before every search backtrack for seconds. A line
-    that cannot be compiled is left out; the others apply."""
+    that cannot be compiled is left out; the others apply. RE2 matches every pattern of a file in one pass."""
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
     except Exception:  # an invalid pattern or one RE2 refuses: find it, keep the rest
@@ -81,4 +133,4 @@ def ignores_at(workspace: Path, start_rel: str) -> Ignore:
     return ignore
 
 
-__all__ = ["Ignore", "ignore_spec", "ignores_at"]
+__all__ = ["Ignore", "IgnoreKey", "compiled", "ignore_spec", "ignores_at"]

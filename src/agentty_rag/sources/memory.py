@@ -18,7 +18,7 @@ from pathlib import Path
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.frontmatter import field_text, parse_front_matter
 from agentty_rag.sources.text import decode
-from agentty_rag.sources.walker import ScanResult, SkipReport, WalkRules, scan_tree
+from agentty_rag.sources.walker import ListingCache, ScanResult, SkipReport, WalkRules, scan_tree
 from agentty_rag.types import Document, FileStamp
 
 MEMORY_SUFFIXES = (".md", ".jsonl")
@@ -66,12 +66,13 @@ class MemorySource:
         self.folder = folder
         self.workspace = workspace
         self.max_bytes = max_bytes
+        self._listings = ListingCache()  # the folders of the last scan
 
     def scan(self) -> ScanResult:
         if not self.folder.is_dir():
             return ScanResult([], SkipReport())
         rules = WalkRules(accept=lambda n: n.endswith(MEMORY_SUFFIXES), key_prefix="memory:", max_bytes=self.max_bytes)
-        return scan_tree(self.folder, self.workspace, rules)
+        return scan_tree(self.folder, self.workspace, rules, self._listings)
 
     def parse(self, stamp: FileStamp, data: bytes) -> LoadResult:
         loaded = decode(data)

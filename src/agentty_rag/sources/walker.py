@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agentty_rag.fsguard import is_inside
 from agentty_rag.sources.ignore import Ignore, ignores_at
+from agentty_rag.sources.listing import DIR, FILE, LINK, SKIP, Decision, Listing, ListingCache, Step, folder_signature
 from agentty_rag.sources.names import (
     is_generated_name,
     is_pruned_dir,
@@ -27,44 +28,9 @@ from agentty_rag.sources.names import (
     is_utf8_name,
     printable_path,
 )
+from agentty_rag.sources.selection import Selection, select
+from agentty_rag.sources.skips import REPORT_PATHS_PER_REASON, SkipReport
 from agentty_rag.types import FileStamp
-
-# How many skipped paths a report keeps per reason (counts are always complete).
-REPORT_PATHS_PER_REASON = 20
-
-
-@dataclass
-class SkipReport:
-    """Files a scan or load left out, by reason: every count, and the first few paths of each."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def add(self, reason: str, path: str) -> None:
-        self.counts[reason] = self.counts.get(reason, 0) + 1
-        examples = self.examples.setdefault(reason, [])
-        if len(examples) < REPORT_PATHS_PER_REASON:
-            examples.append(path)
-
-    def merge(self, other: SkipReport) -> None:
-        for reason, count in other.counts.items():
-            self.counts[reason] = self.counts.get(reason, 0) + count
-            room = REPORT_PATHS_PER_REASON - len(self.examples.setdefault(reason, []))
-            self.examples[reason].extend(other.examples.get(reason, [])[: max(room, 0)])
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def summary(self) -> str:
-        """``3 skipped (2 too large, 1 binary)``, or empty when nothing was skipped."""
-        if not self.counts:
-            return ""
-        parts = ", ".join(f"{n} {reason}" for reason, n in sorted(self.counts.items()))
-        return f"{self.total} skipped ({parts})"
-
-    def to_json(self) -> dict[str, object]:
-        return {"counts": dict(sorted(self.counts.items())), "examples": dict(sorted(self.examples.items()))}
 
 
 @dataclass
@@ -73,6 +39,7 @@ class ScanResult:
 
     files: list[FileStamp]
     skipped: SkipReport
+    selection: Selection = field(default_factory=Selection)
 
 
 @dataclass(frozen=True)
@@ -82,7 +49,8 @@ class WalkRules:
     Args:
         accept: takes a file name, says whether the source can index it (by extension or name).
         key_prefix: prefix of each ``FileStamp.key`` (``code:``, ``docs:``).
-        max_files: files beyond this many are skipped as ``over file cap``.
+        max_files: past this many files, ``selection.select`` chooses which to keep; the rest are skipped
+            as ``over file cap``.
         max_bytes: larger files are skipped as ``too large``.
         secrets: also accept secrets-looking files.
     """
@@ -111,18 +79,21 @@ def folder_boundary(folder: Path, workspace: Path) -> str:
     return os.path.realpath(named)
 
 
-def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
+def scan_tree(start: Path, workspace: Path, rules: WalkRules, cache: ListingCache | None = None) -> ScanResult:
     """Walk ``start`` (a folder inside or equal to ``workspace``) and stat what ``rules`` accepts.
 
     A file or folder reached both directly and through a symlink is indexed once, under its real path (the
     one with no link in it): an agent opens and edits real paths. Links are therefore followed last, and
-    only to what the walk has not already reached.
+    only to what the walk has not already reached. Over ``rules.max_files``, ``selection.select`` chooses
+    which files to keep.
 
     Args:
         start: the folder to index (the workspace itself for code, the docs folder for docs).
         workspace: the root no file may lie outside of; gitignore paths are relative to it. A ``start``
             whose real path is outside it (a ``docs`` link to ``/etc``) is not walked at all.
         rules: which files to accept and the caps.
+        cache: what earlier walks with the same ``rules`` decided per folder (see ``listing``); a folder
+            whose stat and ignore rules are unchanged is not listed again, only its files are stat'ed.
 
     Returns:
         Accepted files sorted by key, and a report of what was left out. Never raises for unreadable
@@ -135,8 +106,9 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
         skipped.add("symlink outside root", str(start))
         return ScanResult([], skipped)
     start_rel = os.path.relpath(start_real, ws_real).replace(os.sep, "/") if start_real != ws_real else ""
-    walk = _Walk(ws_real, rules)
+    walk = _Walk(ws_real, rules, cache if cache is not None else ListingCache())
     walk.visited.add(start_real)
+    walk.cache.begin()
     walk.run([(start_real, start_rel, "", ignores_at(Path(ws_real), start_rel))])
     # Then what only a symlink reaches: folders first (they may hold more links), then files.
     while walk.linked_dirs:
@@ -152,20 +124,57 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules) -> ScanResult:
             walk.skipped.add("symlink loop or duplicate", rel)
             continue
         walk.accept_file(rel, path, target)
-    walk.files.sort(key=lambda f: f.key)
-    return ScanResult(walk.files, walk.skipped)
+    walk.cache.finish()
+    files, left_out, selection = select(walk.files, rules.max_files, rules.key_prefix)
+    for rel in left_out:
+        walk.skipped.add("over file cap", rel)
+    files.sort(key=lambda f: f.key)
+    return ScanResult(files, walk.skipped, selection)
+
+
+def judge_name(rules: WalkRules, name: str, is_dir: bool, ws_rel: str, dir_ignore: Ignore) -> Decision | None:
+    """What a walk does with an entry (not a link), from its name, its type and the ignore rules in its
+    folder (None: nothing, silently)."""
+    if is_dir:
+        if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
+            return None
+        if not is_utf8_name(name):
+            return (SKIP, name, "name not UTF-8")
+        return (DIR, name, "")
+    secret = not rules.secrets and is_secret_name(name)
+    if not secret and not rules.accept(name):
+        return None  # never indexed, whatever the ignore rules say: no pattern test needed
+    if dir_ignore.ignored(ws_rel, False):
+        return None
+    if secret:
+        return (SKIP, name, "secret-looking name")
+    if not is_utf8_name(name):
+        # Kept out: a name that is not text cannot be stored, shown or cited.
+        return (SKIP, name, "name not UTF-8")
+    if is_generated_name(name):
+        return (SKIP, name, "generated")
+    return (FILE, name, "")
 
 
 # (real path, path relative to the workspace, path relative to start, ignore rules in force)
 _DirItem = tuple[str, str, str, Ignore]
 
 
+def _step(decision: Decision, real_dir: str, ws_rel_dir: str, rel_dir: str) -> Step:
+    """A decision with the paths it needs, worked out once per listing (a reused listing builds no string)."""
+    kind, name, reason = decision
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+    return (kind, name, reason, rel, f"{real_dir}{os.sep}{name}", ws_rel)
+
+
 class _Walk:
     """The state of one scan: what was accepted, skipped, visited, and the symlinks left for last."""
 
-    def __init__(self, ws_real: str, rules: WalkRules) -> None:
+    def __init__(self, ws_real: str, rules: WalkRules, cache: ListingCache) -> None:
         self.ws_real = ws_real
         self.rules = rules
+        self.cache = cache
         self.files: list[FileStamp] = []
         self.skipped = SkipReport()
         self.visited: set[str] = set()  # real paths of the folders walked
@@ -174,85 +183,93 @@ class _Walk:
         self.linked_files: list[tuple[str, str, str]] = []  # (target, path relative to start, link path)
 
     def run(self, stack: list[_DirItem]) -> None:
-        """Depth-first with an explicit stack; entries sorted so that the walk order (and the file cap) is
-        deterministic."""
+        """Depth-first with an explicit stack; entries sorted so that the walk order is deterministic."""
         while stack:
-            real_dir, ws_rel_dir, rel_dir, dir_ignore = stack.pop()
-            try:
-                with os.scandir(real_dir) as it:
-                    entries = sorted(it, key=_by_name)
-            except OSError:
-                self.skipped.add("unreadable directory", rel_dir or ".")
+            item = stack.pop()
+            listing = self._listing(item)
+            if listing is None:
                 continue
-            if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
-                continue  # a virtual environment under any name
-            if rel_dir and any(e.name == ".gitignore" for e in entries):
-                dir_ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore", self.ws_real)
             subdirs: list[_DirItem] = []
-            for entry in entries:
-                subdir = self._entry(entry, real_dir, ws_rel_dir, rel_dir, dir_ignore)
-                if subdir is not None:
-                    subdirs.append(subdir)
+            ignore = listing.ignore
+            for kind, name, reason, rel, real, ws_rel in listing.steps:
+                if kind == FILE:
+                    self.accept_file(rel, real, real)
+                elif kind == DIR:
+                    self.visited.add(real)
+                    subdirs.append((real, ws_rel, rel, ignore))
+                elif kind == SKIP:
+                    self.skipped.add(reason, printable_path(rel) if reason == "name not UTF-8" else rel)
+                else:
+                    self._link(name, real, listing.ws_rel, rel, ignore)
             stack.extend(reversed(subdirs))
 
-    def _entry(
-        self, entry: os.DirEntry[str], real_dir: str, ws_rel_dir: str, rel_dir: str, dir_ignore: Ignore
-    ) -> _DirItem | None:
-        """Handle one directory entry; returns a folder to descend into, if any."""
-        name = entry.name
-        rel = f"{rel_dir}/{name}" if rel_dir else name
-        ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+    def _listing(self, item: _DirItem) -> Listing | None:
+        """The folder's decisions: from the cache when its stat and rules are unchanged, else by listing it."""
+        real_dir, ws_rel_dir, rel_dir, dir_ignore = item
+        try:
+            signature = folder_signature(real_dir)
+        except OSError:
+            signature = None
+        if signature is not None:
+            listing = self.cache.reuse(real_dir, signature, ws_rel_dir, rel_dir, dir_ignore, self.ws_real)
+            if listing is not None:
+                return listing
+        try:
+            with os.scandir(real_dir) as it:
+                entries = sorted(it, key=_by_name)
+        except OSError:
+            self.skipped.add("unreadable directory", rel_dir or ".")
+            return None
+        names = {e.name for e in entries}
+        listing = Listing(signature, ws_rel_dir, rel_dir, ".gitignore" in names, dir_ignore)
+        if rel_dir and "pyvenv.cfg" in names:
+            listing.venv = True  # a virtual environment under any name
+        else:
+            if rel_dir and listing.gitignore:
+                listing.ignore = dir_ignore.with_file(ws_rel_dir, Path(real_dir) / ".gitignore", self.ws_real)
+            decisions = [d for e in entries if (d := self._judge(e, ws_rel_dir, listing.ignore)) is not None]
+            listing.steps = [_step(d, real_dir, ws_rel_dir, rel_dir) for d in decisions]
+        self.cache.store(real_dir, listing)
+        return listing
+
+    def _judge(self, entry: os.DirEntry[str], ws_rel_dir: str, dir_ignore: Ignore) -> Decision | None:
+        """What to do with one entry, from its name, its type and the ignore rules (None: nothing, silently)."""
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:
             return None
-        if is_dir:
-            if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
-                return None
-            if not is_utf8_name(name):
-                self.skipped.add("name not UTF-8", printable_path(rel))
-                return None
-            if not is_link:
-                real = f"{real_dir}{os.sep}{name}"
-                self.visited.add(real)
-                return (real, ws_rel, rel, dir_ignore)
-            target = os.path.realpath(entry.path)
-            if not is_inside(target, self.ws_real):
-                self.skipped.add("symlink outside root", rel)
-            elif is_inside(real_dir, target):
-                self.skipped.add("symlink loop or duplicate", rel)
-            else:
-                self.linked_dirs.append((target, ws_rel, rel, dir_ignore))
-            return None
-        if dir_ignore.ignored(ws_rel, False):
-            return None
-        if not self.rules.secrets and is_secret_name(name):
-            self.skipped.add("secret-looking name", rel)
-            return None
-        if not self.rules.accept(name):
-            return None
-        if not is_utf8_name(name):
-            # Kept out: a name that is not text cannot be stored, shown or cited.
-            self.skipped.add("name not UTF-8", printable_path(rel))
-            return None
-        if is_generated_name(name):
-            self.skipped.add("generated", rel)
-            return None
         if is_link:
-            target = os.path.realpath(entry.path)
-            if not is_inside(target, self.ws_real):
-                self.skipped.add("symlink outside root", rel)
-            else:
-                self.linked_files.append((target, rel, entry.path))
-            return None
-        self.accept_file(rel, entry.path, f"{real_dir}{os.sep}{name}", entry)
-        return None
+            return (LINK, entry.name, "")
+        return self._judge_name(entry.name, is_dir, ws_rel_dir, dir_ignore)
 
-    def accept_file(self, rel: str, path: str, real: str, entry: os.DirEntry[str] | None = None) -> None:
-        """Stat a candidate file and keep it unless it is not a regular file or over a cap."""
+    def _judge_name(self, name: str, is_dir: bool, ws_rel_dir: str, dir_ignore: Ignore) -> Decision | None:
+        return judge_name(self.rules, name, is_dir, f"{ws_rel_dir}/{name}" if ws_rel_dir else name, dir_ignore)
+
+    def _link(self, name: str, path: str, ws_rel_dir: str, rel: str, dir_ignore: Ignore) -> None:
+        """A symlink, judged anew on every walk (its target may change without its folder changing)."""
+        is_dir = os.path.isdir(path)
+        decision = self._judge_name(name, is_dir, ws_rel_dir, dir_ignore)
+        if decision is None:
+            return
+        if decision[0] == SKIP:
+            self.skipped.add(decision[2], printable_path(rel) if decision[2] == "name not UTF-8" else rel)
+            return
+        target = os.path.realpath(path)
+        if not is_inside(target, self.ws_real):
+            self.skipped.add("symlink outside root", rel)
+        elif not is_dir:
+            self.linked_files.append((target, rel, path))
+        elif is_inside(os.path.dirname(path), target):
+            self.skipped.add("symlink loop or duplicate", rel)
+        else:
+            ws_rel = f"{ws_rel_dir}/{name}" if ws_rel_dir else name
+            self.linked_dirs.append((target, ws_rel, rel, dir_ignore))
+
+    def accept_file(self, rel: str, path: str, real: str) -> None:
+        """Stat a candidate file and keep it unless it is not a regular file or too large."""
         try:
-            st = entry.stat(follow_symlinks=True) if entry is not None else os.stat(path)
+            st = os.stat(path)
         except OSError:
             self.skipped.add("broken link or unreadable", rel)
             return
@@ -260,9 +277,6 @@ class _Walk:
             return
         if st.st_size > self.rules.max_bytes:
             self.skipped.add("too large", rel)
-            return
-        if len(self.files) >= self.rules.max_files:
-            self.skipped.add("over file cap", rel)
             return
         self.real_files.add(real)
         key = f"{self.rules.key_prefix}{rel}"
@@ -296,11 +310,13 @@ def stamp_files(paths: Iterable[tuple[str, Path, str]]) -> ScanResult:
 # is_inside is fsguard's; request.py imports it from here.
 __all__ = [
     "REPORT_PATHS_PER_REASON",
+    "ListingCache",
     "ScanResult",
     "SkipReport",
     "WalkRules",
     "folder_boundary",
     "is_inside",
+    "judge_name",
     "scan_tree",
     "stamp_files",
 ]
