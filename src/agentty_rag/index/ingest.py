@@ -8,11 +8,9 @@ field. One hostile file never takes the index down: it is skipped, with the reas
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import xxhash
@@ -160,6 +158,9 @@ def prepare_all(
     pool = None
     held = any(isinstance(source, HeldSource) for source, _, _ in jobs)  # its bytes live in this process
     if len(jobs) >= PARALLEL_MIN_FILES and workers > 1 and not held:
+        import multiprocessing  # only a large build starts processes: a search never loads the machinery
+        from concurrent.futures import ProcessPoolExecutor
+
         try:
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             results = pool.map(prepare_file, jobs, chunksize=16)
