@@ -24,7 +24,7 @@ _PROBE = """
 import json, sys
 from agentty_rag.cli import main
 status = main(sys.argv[1:])
-watched = ("mcp", "ollama", "httpx", "anyio", "tomlkit", "detect_secrets", "concurrent.futures.process")
+watched = ("mcp", "ollama", "httpx", "anyio", "tomlkit", "detect_secrets", "concurrent.futures.process", "filelock")
 print(json.dumps({"status": status, "loaded": sorted(m for m in watched if m in sys.modules)}), file=sys.stderr)
 """
 
@@ -80,7 +80,7 @@ def test_the_inject_hook_loads_neither_mcp_nor_ollama(project: Path) -> None:
     _loaded(project, "index", "all", AGENTTY_OLLAMA_HOST=nobody)
     status, loaded, out = _loaded(project, "inject", stdin=event, AGENTTY_OLLAMA_HOST=nobody, AGENTTY_RAG_PROACTIVE="1")
     assert status == 0 and "tokens" in out
-    assert loaded == []
+    assert set(loaded) <= {"filelock"}  # the hook asks whether a build holds the index
 
 
 def test_the_raw_probe_tells_a_listening_port_from_a_closed_one() -> None:
