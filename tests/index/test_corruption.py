@@ -211,7 +211,7 @@ def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
             while at < record + header_length:
                 serial, at = _varint(data, at)
                 types.append(serial)
-            if rowid == slot and len(types) == 14 and types[0] == 0:  # a chunks row: 14 columns, slot is the key
+            if rowid == slot and len(types) == 13 and types[0] == 0:  # a chunks row: 13 columns, slot is the key
                 assert record - key_at == 1 and key < 128
                 data[key_at] = key
                 return bytes(data)

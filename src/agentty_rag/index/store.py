@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS files (
     checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
-    slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, chunk_id TEXT NOT NULL, source TEXT NOT NULL,
+    slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, source TEXT NOT NULL,
     ref TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, language TEXT NOT NULL,
     kind TEXT NOT NULL, context TEXT NOT NULL, symbol TEXT NOT NULL, title TEXT NOT NULL,
     embed_hash TEXT NOT NULL, checksum TEXT NOT NULL
@@ -71,7 +71,7 @@ CREATE VIEW IF NOT EXISTS chunk_rows AS SELECT c.*, b.text, b.terms FROM chunks 
 CREATE TABLE IF NOT EXISTS vectors (
     profile TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (profile, hash)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL, checksum INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments (
     field TEXT PRIMARY KEY, n_terms INTEGER NOT NULL, indptr BLOB NOT NULL, slots BLOB NOT NULL,
     tfs BLOB NOT NULL, lengths BLOB NOT NULL, checksum TEXT NOT NULL
@@ -81,8 +81,9 @@ CREATE TABLE IF NOT EXISTS segments (
 # A chunk's content (every column but the slot and the terms, the text as stored), summed once where it is
 # made: a build's worker process. The row's checksum covers the slot, that sum and the terms.
 _CONTENT_COLUMNS = (
-    "file_key, chunk_id, source, ref, start_line, end_line, language, kind, context, symbol, title, embed_hash, text"
+    "file_key, source, ref, start_line, end_line, language, kind, context, symbol, title, embed_hash, text"
 )
+_INT63 = (1 << 63) - 1
 # Texts shorter than this are stored as they are: compressing them saves nothing.
 _PACK_FROM = 64
 
@@ -91,7 +92,6 @@ class ChunkRecord(NamedTuple):
     """A chunk as its row stores it, but for the slot and the terms (which the writer assigns)."""
 
     file_key: str
-    chunk_id: str
     source: str
     ref: str
     start_line: int
@@ -132,7 +132,6 @@ def chunk_record(key: str, chunk: Chunk) -> ChunkRecord:
     c = chunk
     content = (
         key,
-        c.chunk_id,
         c.source,
         c.ref,
         c.start_line,
@@ -351,8 +350,8 @@ class Store(Database):
         """Insert (slot, record, encoded terms) rows: the chunk and its body, with the row's checksum."""
         with self._lock:
             self.run_many(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(slot, *r[:12], checksum(slot, r.content_sum, blob)) for slot, r, blob in rows],
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(slot, *r[:11], checksum(slot, r.content_sum, blob)) for slot, r, blob in rows],
             )
             self.run_many("INSERT INTO bodies VALUES (?, ?, ?)", [(slot, r.text, blob) for slot, r, blob in rows])
 
@@ -374,22 +373,23 @@ class Store(Database):
 
 
 # Positions in a ``_verified`` row: the slot, ``_CONTENT_COLUMNS``, the terms, then the checksum.
-_EMBED_HASH = 12
-_TEXT = 13
-_TERMS = 14
+_EMBED_HASH = 11
+_TEXT = 12
+_TERMS = 13
 
 
 def _chunk_of_full(row: Sequence[Any]) -> Chunk:
     """A chunk from a ``_verified`` row."""
-    _, _, _, source, ref, start, end, language, kind, context, symbol, title = row[:12]
+    _, _, source, ref, start, end, language, kind, context, symbol, title = row[:11]
     return Chunk(source, ref, start, end, unpack_text(row[_TEXT]), language, kind, context, symbol, title)
 
 
-def _term_sum(term: object, term_id: object) -> str:
+def _term_sum(term: object, term_id: object) -> int:
     """A vocabulary row's checksum in one hash call (a build writes a row per distinct term): the types, then
     the id (it ends at the next colon), then the term."""
     kinds = f"{type(term_id).__name__}:{type(term).__name__}"
-    return xxhash.xxh3_64_hexdigest(f"{kinds}:{term_id}:{term}".encode("utf-8", "surrogatepass"))
+    digest = xxhash.xxh3_64_intdigest(f"{kinds}:{term_id}:{term}".encode("utf-8", "surrogatepass"))
+    return digest & _INT63  # SQLite's integers are signed 64-bit
 
 
 def _narrow(values: npt.NDArray[Any], narrow: type[np.generic], wide: type[np.generic]) -> bytes:
