@@ -24,7 +24,8 @@ _PROBE = """
 import json, sys
 from agentty_rag.cli import main
 status = main(sys.argv[1:])
-watched = ("mcp", "ollama", "httpx", "anyio", "tomlkit", "detect_secrets", "concurrent.futures.process", "filelock")
+watched = ("mcp", "ollama", "httpx", "anyio", "tomlkit", "detect_secrets", "concurrent.futures.process", "filelock",
+           "numpy", "agentty_rag.service")
 print(json.dumps({"status": status, "loaded": sorted(m for m in watched if m in sys.modules)}), file=sys.stderr)
 """
 
@@ -63,7 +64,8 @@ def test_search_code_with_the_dense_leg_on_and_nothing_listening_loads_neither_m
     _loaded(project, "index", "all", AGENTTY_OLLAMA_HOST=nobody)
     status, loaded, out = _loaded(project, "search-code", "refresh token", AGENTTY_OLLAMA_HOST=nobody)
     assert status == 0 and "src/auth/tokens.py" in out
-    assert loaded == []  # the probe found the port closed without the HTTP client; no build, no MCP servers
+    # the probe found the port closed without the HTTP client; no build, no MCP servers, no writer's lock
+    assert loaded == ["agentty_rag.service", "numpy"]
 
 
 def test_status_says_why_the_dense_leg_is_unavailable_without_loading_the_client(project: Path) -> None:
@@ -80,7 +82,14 @@ def test_the_inject_hook_loads_neither_mcp_nor_ollama(project: Path) -> None:
     _loaded(project, "index", "all", AGENTTY_OLLAMA_HOST=nobody)
     status, loaded, out = _loaded(project, "inject", stdin=event, AGENTTY_OLLAMA_HOST=nobody, AGENTTY_RAG_PROACTIVE="1")
     assert status == 0 and "tokens" in out
-    assert set(loaded) <= {"filelock"}  # the hook asks whether a build holds the index
+    assert set(loaded) <= {"filelock", "agentty_rag.service", "numpy"}  # it asks whether a build holds the index
+
+
+def test_an_inject_hook_that_is_off_says_so_without_loading_the_retrieval_stack(project: Path) -> None:
+    event = json.dumps({"prompt": "how are access tokens refreshed", "cwd": str(project)})
+    status, loaded, out = _loaded(project, "inject", stdin=event, AGENTTY_RAG_PROACTIVE="0")
+    assert status == 0 and out == ""
+    assert loaded == []
 
 
 def test_the_raw_probe_tells_a_listening_port_from_a_closed_one() -> None:
