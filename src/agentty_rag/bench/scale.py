@@ -230,7 +230,11 @@ def run_scale(args: argparse.Namespace) -> int:
     if args.max_files is not None:
         env["AGENTTY_RAG_CODE_MAX_FILES"] = str(args.max_files)
     progress = Progress()
-    rows = [measure_tree(tree, env, args, progress) for tree in trees]
+    rows: list[dict[str, Any]] = []
+    for tree in trees:
+        rows.append(measure_tree(tree, env, args, progress))
+        if args.json:  # after every tree: a long run stopped half-way keeps what it measured
+            write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
     progress.done()
     print(f"rag-bench scale · code index, BM25 mode · {len(rows)} trees")
     print(machine_line())
@@ -239,8 +243,6 @@ def run_scale(args: argparse.Namespace) -> int:
         print(missing)
     print()
     print(_table(rows))
-    if args.json:
-        write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
     return 0
 
 
