@@ -4,7 +4,8 @@ The blob is what an update reads back to patch the in-memory index, and what a s
 term a candidate holds, without tokenizing its text again. Its layout: one byte giving the width of every
 number that follows (1, 2 or 4 bytes, the narrowest that holds them), the size of each field (uint32), then
 per field its ids as gaps from the previous id (the first from 0) and its counts. Ids ascending make the gaps
-small: most chunks fit in two bytes a number, half the size of plain int32.
+small: most chunks fit in two bytes a number, half the size of plain int32. A blob that zlib shrinks further
+is stored compressed, behind a zero byte (never a width).
 
 A full build counts a file's terms in a worker process with ids of the file's own (``FileTerms``); the
 writer maps them to the index's ids for the whole file at once (``FileLayout``).
@@ -12,6 +13,7 @@ writer maps them to the index's ids for the whole file at once (``FileLayout``).
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,9 +36,21 @@ def _width(values: npt.NDArray[np.int64]) -> int:
     return 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4
 
 
+_COMPRESSED = b"\x00"
+_COMPRESS_FROM = 64  # bytes: zlib saves nothing on less
+
+
+def _squeezed(blob: bytes) -> bytes:
+    if len(blob) < _COMPRESS_FROM:
+        return blob
+    packed = zlib.compress(blob, 1)
+    return _COMPRESSED + packed if len(packed) + 1 < len(blob) else blob
+
+
 def _pack(sizes: Sequence[int], numbers: npt.NDArray[np.int64]) -> bytes:
     width = _width(numbers)
-    return bytes((width,)) + np.asarray(sizes, _SIZE).tobytes() + numbers.astype(_WIDTHS[width]).tobytes()
+    head = bytes((width,)) + np.asarray(sizes, _SIZE).tobytes()
+    return _squeezed(head + numbers.astype(_WIDTHS[width]).tobytes())
 
 
 def _gaps(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -56,6 +70,11 @@ def encode_terms(fields: Sequence[str], terms: Mapping[str, FieldTerms]) -> byte
 
 def decode_terms(fields: Sequence[str], blob: bytes) -> dict[str, FieldTerms]:
     """The per-field (ids, counts) of an ``encode_terms`` blob; ``IndexCorrupt`` when it is damaged."""
+    if blob[:1] == _COMPRESSED:
+        try:
+            blob = zlib.decompress(blob[1:])
+        except zlib.error:
+            raise IndexCorrupt("a chunk's term list cannot be decompressed") from None
     n = len(fields)
     head = 1 + 4 * n
     if len(blob) < head or blob[0] not in _WIDTHS:
@@ -159,7 +178,7 @@ class FileLayout:
         heads = sizes.astype(_SIZE).tobytes()
         head = 4 * n_fields
         return [
-            bytes((w,)) + heads[i * head : (i + 1) * head] + packed[w][a * w : b * w]
+            _squeezed(bytes((w,)) + heads[i * head : (i + 1) * head] + packed[w][a * w : b * w])
             for i, (w, a, b) in enumerate(zip(widths, starts.tolist(), ends.tolist(), strict=True))
         ]
 
