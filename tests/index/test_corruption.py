@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
-from agentty_rag.index.store import pack_text, unpack_text
+from agentty_rag.index.records import pack_text, unpack_text
 from agentty_rag.service import Workspace
 from tests.conftest import LEXICAL, write
 

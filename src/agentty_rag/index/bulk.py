@@ -18,8 +18,9 @@ from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.ingest import BuiltFile
 from agentty_rag.index.lexical import LexicalIndex, Segment
 from agentty_rag.index.manifest import Scan
+from agentty_rag.index.records import ChunkRecord
 from agentty_rag.index.sqlite_vectors import prune_vectors
-from agentty_rag.index.store import ChunkRecord, FileRow, Store
+from agentty_rag.index.store import FileRow, Store
 from agentty_rag.index.update import write_meta
 
 # Chunk rows written per statement.

@@ -23,7 +23,8 @@ from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.chunk_terms import FileTerms
 from agentty_rag.index.fields import field_terms
-from agentty_rag.index.store import ChunkRecord, FileRow, chunk_record
+from agentty_rag.index.records import ChunkRecord, chunk_record
+from agentty_rag.index.store import FileRow
 from agentty_rag.index.tokenize import Tokenizer
 from agentty_rag.sources.base import HeldSource, Source
 from agentty_rag.sources.secrets import redact

@@ -27,21 +27,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.chunk_terms import decode_terms
 from agentty_rag.index.database import ERRORS, Database, checksum, classify
 from agentty_rag.index.lexical import FieldTerms, Segment
-from agentty_rag.index.vectors import embed_hash
+from agentty_rag.index.records import ChunkRecord, chunk_record, narrow, numbers, term_sum, unpack_text
 from agentty_rag.types import Chunk
 
 SCHEMA_VERSION = 5
@@ -83,68 +81,6 @@ CREATE TABLE IF NOT EXISTS segments (
 _CONTENT_COLUMNS = (
     "file_key, source, ref, start_line, end_line, language, kind, context, symbol, title, embed_hash, text"
 )
-_INT63 = (1 << 63) - 1
-# Texts shorter than this are stored as they are: compressing them saves nothing.
-_PACK_FROM = 64
-
-
-class ChunkRecord(NamedTuple):
-    """A chunk as its row stores it, but for the slot and the terms (which the writer assigns)."""
-
-    file_key: str
-    source: str
-    ref: str
-    start_line: int
-    end_line: int
-    language: str
-    kind: str
-    context: str
-    symbol: str
-    title: str
-    embed_hash: str
-    text: str | bytes  # packed: see ``pack_text``
-    content_sum: str
-
-
-def pack_text(text: str) -> str | bytes:
-    """A chunk's text as stored: zlib-compressed bytes when that is smaller, else the text itself."""
-    if len(text) < _PACK_FROM:
-        return text
-    raw = text.encode("utf-8")
-    packed = zlib.compress(raw, 1)
-    return packed if len(packed) < len(raw) else text
-
-
-def unpack_text(stored: object) -> str:
-    """The text of ``pack_text``'s value; ``IndexCorrupt`` when it cannot be read back."""
-    if isinstance(stored, str):
-        return stored
-    if not isinstance(stored, bytes):
-        raise IndexCorrupt("a chunk's text is not text")
-    try:
-        return zlib.decompress(stored).decode("utf-8")
-    except (zlib.error, UnicodeDecodeError):
-        raise IndexCorrupt("a chunk's text cannot be decompressed") from None
-
-
-def chunk_record(key: str, chunk: Chunk) -> ChunkRecord:
-    """What the chunks table stores of a chunk of file ``key`` (computed where the chunk is made)."""
-    c = chunk
-    content = (
-        key,
-        c.source,
-        c.ref,
-        c.start_line,
-        c.end_line,
-        c.language,
-        c.kind,
-        c.context,
-        c.symbol,
-        c.title,
-        embed_hash(c),
-        pack_text(c.text),
-    )
-    return ChunkRecord(*content, checksum(*content))
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,9 +177,9 @@ class Store(Database):
                 raise IndexCorrupt(f"the {name} postings in {self.path.name} are truncated")
             n_postings = len(slots) // 4
             segment = Segment(
-                _numbers(indptr, n_terms + 1, (np.int32, np.int64)).astype(np.int64),
+                numbers(indptr, n_terms + 1, (np.int32, np.int64)).astype(np.int64),
                 np.frombuffer(slots, np.int32),
-                _numbers(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32),
+                numbers(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32),
             )
             if (
                 segment.n_terms != n_terms
@@ -275,7 +211,7 @@ class Store(Database):
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
         rows = list(self.rows_in("SELECT term, id, checksum FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
-        if any(_term_sum(term, term_id) != stored for term, term_id, stored in rows):
+        if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
         return {term: term_id for term, term_id, _ in rows}
 
@@ -326,7 +262,7 @@ class Store(Database):
             self.set_meta({})
 
     def add_terms(self, terms: Mapping[str, int]) -> None:
-        self.run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, _term_sum(t, i)) for t, i in terms.items()])
+        self.run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, term_sum(t, i)) for t, i in terms.items()])
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self.run_many(
@@ -361,9 +297,9 @@ class Store(Database):
             values = (
                 name,
                 seg.n_terms,
-                _narrow(seg.indptr, np.int32, np.int64),
+                narrow(seg.indptr, np.int32, np.int64),
                 seg.slots.astype(np.int32).tobytes(),
-                _narrow(seg.tfs, np.uint16, np.float32),
+                narrow(seg.tfs, np.uint16, np.float32),
                 lengths[name].astype(np.float32).tobytes(),
             )
             rows.append((*values, checksum(*values)))
@@ -384,32 +320,6 @@ def _chunk_of_full(row: Sequence[Any]) -> Chunk:
     return Chunk(source, ref, start, end, unpack_text(row[_TEXT]), language, kind, context, symbol, title)
 
 
-def _term_sum(term: object, term_id: object) -> int:
-    """A vocabulary row's checksum in one hash call (a build writes a row per distinct term): the types, then
-    the id (it ends at the next colon), then the term."""
-    kinds = f"{type(term_id).__name__}:{type(term).__name__}"
-    digest = xxhash.xxh3_64_intdigest(f"{kinds}:{term_id}:{term}".encode("utf-8", "surrogatepass"))
-    return digest & _INT63  # SQLite's integers are signed 64-bit
-
-
-def _narrow(values: npt.NDArray[Any], narrow: type[np.generic], wide: type[np.generic]) -> bytes:
-    """The bytes of ``values`` as ``narrow`` when every value fits exactly, else as ``wide``."""
-    if len(values) and np.issubdtype(narrow, np.integer):
-        info = np.iinfo(narrow)  # type: ignore[type-var]
-        fits = bool(values.min() >= info.min and values.max() <= info.max and np.all(values == np.round(values)))
-        if fits:
-            return values.astype(narrow).tobytes()
-    return values.astype(wide).tobytes()
-
-
-def _numbers(blob: bytes, count: int, dtypes: tuple[type[np.generic], type[np.generic]]) -> npt.NDArray[Any]:
-    """``count`` numbers stored by ``_narrow`` (its width told by the blob's length)."""
-    for dtype in dtypes:
-        if len(blob) == count * np.dtype(dtype).itemsize:
-            return np.frombuffer(blob, dtype)
-    raise IndexCorrupt("stored postings have the wrong length")
-
-
 def _integer(value: object) -> int:
     try:
         return int(str(value))
@@ -421,4 +331,4 @@ def dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-__all__ = ["SCHEMA_VERSION", "ChunkRecord", "FileRow", "Store", "chunk_record", "dumps", "pack_text", "unpack_text"]
+__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "dumps"]
