@@ -21,13 +21,11 @@ from typing import Any
 from agentty_rag.config import Settings
 from agentty_rag.discovery import locate
 from agentty_rag.errors import StdinError
-from agentty_rag.places import Places
 
 
 def run_hook(args: argparse.Namespace, settings: Settings) -> int:
     """The hook: exit 0 in every case, print the block or nothing; say on stderr why it stayed quiet."""
-    from agentty_rag.inject import PROMPT_MAX_BYTES, Injection, hook_json, proactive_context, read_event
-    from agentty_rag.service import Workspace
+    from agentty_rag.inject import OFF, PROMPT_MAX_BYTES, Injection, hook_json, mode_of, proactive_context, read_event
 
     def note(message: str) -> None:
         print(f"agentty-rag inject: {message}", file=sys.stderr)
@@ -43,6 +41,11 @@ def run_hook(args: argparse.Namespace, settings: Settings) -> int:
         if isinstance(located, str):
             note(f"{located}; nothing injected")
             return 0
+        if mode_of(settings, located / ".agentty")[0] == "off":  # said before the retrieval stack is loaded
+            note(OFF)
+            return 0
+        from agentty_rag.service import Workspace
+
         workspace = Workspace(located, settings)
         outcome: list[Any] = []
 
@@ -83,6 +86,7 @@ def run_feedback(args: argparse.Namespace, settings: Settings) -> int:
     itself records whatever they remembered.
     """
     from agentty_rag import feedback
+    from agentty_rag.places import Places
 
     def note(message: str) -> None:
         print(f"agentty-rag feedback: {message}", file=sys.stderr)

@@ -15,7 +15,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
 
 MARKERS = (".agentty", ".git")
 
@@ -213,6 +212,8 @@ def path_of_uri(uri: str) -> Path | None:
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
     if sys.platform == "win32":
+        from urllib.request import url2pathname  # pulls in the HTTP stack: only where it is needed
+
         return Path(url2pathname(parsed.path))
     return Path(unquote(parsed.path))
 

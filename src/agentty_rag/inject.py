@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentty_rag.budget import fit
+from agentty_rag.config import Settings
 from agentty_rag.errors import StdinError
-from agentty_rag.outcome import query_evidence
-from agentty_rag.render import render_context_block
-from agentty_rag.request import MAX_QUERY_CHARS
-from agentty_rag.retrieve.merge import merge_retrieved
-from agentty_rag.retrieve.pipeline import Retrieved
-from agentty_rag.service import Attempt, Workspace
 from agentty_rag.state import first_time, read_mode
+
+if TYPE_CHECKING:  # the retrieval stack loads only when a prompt is retrieved for: a hook that is off stays quick
+    from agentty_rag.retrieve.pipeline import Retrieved
+    from agentty_rag.service import Attempt, Workspace
 
 # Replies that carry no question: nothing to retrieve for.
 SMALL_TALK = frozenset(
@@ -92,12 +92,20 @@ class Injection:
     confidence: float = 0.0
 
 
-def effective_mode(workspace: Workspace) -> tuple[str, str]:
+OFF = "proactive injection is off (agentty-rag proactive on|first-turn)"
+
+
+def mode_of(settings: Settings, state_dir: Path) -> tuple[str, str]:
     """(mode, problem): ``AGENTTY_RAG_PROACTIVE`` wins over ``.agentty/settings.json``; off by default."""
-    override = workspace.settings.proactive
+    override = settings.proactive
     if override is not None:
         return ("on" if override else "off"), ""
-    return read_mode(workspace.state_dir)
+    return read_mode(state_dir)
+
+
+def effective_mode(workspace: Workspace) -> tuple[str, str]:
+    """A workspace's mode (see ``mode_of``)."""
+    return mode_of(workspace.settings, workspace.state_dir)
 
 
 def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = False) -> Injection:
@@ -108,9 +116,15 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         event: the prompt (and its session).
         asked: the user asked for context explicitly (the MCP prompt): the mode does not apply.
     """
+    from agentty_rag.budget import fit
+    from agentty_rag.outcome import query_evidence
+    from agentty_rag.render import render_context_block
+    from agentty_rag.request import MAX_QUERY_CHARS
+    from agentty_rag.retrieve.merge import merge_retrieved
+
     mode, _ = ("on", "") if asked else effective_mode(workspace)
     if mode == "off":
-        return Injection(None, "proactive injection is off (agentty-rag proactive on|first-turn)")
+        return Injection(None, OFF)
     quiet = why_quiet(event.prompt)
     if quiet:
         return Injection(None, f"quiet: {quiet}")
@@ -153,11 +167,13 @@ def hook_json(block: str) -> str:
 
 
 __all__ = [
+    "OFF",
     "HookEvent",
     "Injection",
     "StdinError",
     "effective_mode",
     "hook_json",
+    "mode_of",
     "proactive_context",
     "read_event",
     "why_quiet",

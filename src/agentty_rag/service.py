@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -228,6 +227,8 @@ class Workspace:
                 reason = str(error)
         if not reason:
             return ""
+        import subprocess
+
         subprocess.Popen(
             [sys.executable, "-m", "agentty_rag", "--root", str(self.root), "index", name],
             stdin=subprocess.DEVNULL,

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.records import pack_text, unpack_text
 from agentty_rag.service import Workspace
 from tests.conftest import LEXICAL, write
 
@@ -152,8 +153,14 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
 ) -> None:
     root, pristine_bytes, expected = pristine
-    sql = "UPDATE chunks SET text = replace(text, 'detail', 'detour')"
-    answers, notes = _answers_after_a_change(root, pristine_bytes, sql)
+    _install(root, pristine_bytes)
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    stored = db.execute("SELECT slot, text FROM bodies").fetchall()
+    db.close()
+    slot, text = next((slot, unpack_text(text)) for slot, text in stored if "detail" in unpack_text(text))
+    changed = pack_text(text.replace("detail", "detour"))  # stored as the index stores it: only the words differ
+    sql = "UPDATE bodies SET text = ? WHERE slot = ?"
+    answers, notes = _answers_after_a_change(root, pristine_bytes, sql, (changed, slot))
     assert answers == expected
     assert any("does not match its checksum" in note for note in notes)
 
@@ -204,7 +211,7 @@ def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
             while at < record + header_length:
                 serial, at = _varint(data, at)
                 types.append(serial)
-            if rowid == slot and len(types) == 16 and types[0] == 0:  # a chunks row: 16 columns, slot is the key
+            if rowid == slot and len(types) == 13 and types[0] == 0:  # a chunks row: 13 columns, slot is the key
                 assert record - key_at == 1 and key < 128
                 data[key_at] = key
                 return bytes(data)

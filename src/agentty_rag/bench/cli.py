@@ -38,6 +38,8 @@ from agentty_rag.bench.ladder import (
 from agentty_rag.bench.make_suite import make_suite
 from agentty_rag.bench.manifest import ManifestError
 from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, write_json
+from agentty_rag.bench.scale import add_parser as add_scale_parser
+from agentty_rag.bench.scale import run_scale
 from agentty_rag.bench.suite import run_suite
 from agentty_rag.config import agentty_environment, effective_values, environment_without_agentty, load_settings
 from agentty_rag.service import Workspace
@@ -100,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     make.add_argument("--corpus", choices=("docs", "code"), default="code", help="which index (default code)")
     make.add_argument("--level", choices=("file", "passage"), default="file", help="relevance level (default file)")
     make.add_argument("--category", default="category", help="the field read as the category (default category)")
+    add_scale_parser(commands)
     return parser
 
 
@@ -318,12 +321,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``rag-bench``; returns the exit status (2 for bad arguments, queries files or manifests)."""
     args = _parser().parse_args(argv)
     try:
-        if args.command in ("suite", "make-suite") and args.root is not None:
+        if args.command in ("suite", "make-suite", "scale") and args.root is not None:
             raise UsageError(f"--root applies to docs and code; {args.command} names its workspaces' folders itself")
         if args.command == "suite":
             return run_suite(args)
         if args.command == "make-suite":
             return make_suite(args)
+        if args.command == "scale":
+            return run_scale(args)
         return run(args)
     except (UsageError, QueriesError, ManifestError) as error:
         warn(str(error))

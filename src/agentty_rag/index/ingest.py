@@ -3,23 +3,27 @@
 A file is read once (never through a link out of its folder, never past its size limit), fingerprinted,
 parsed by its source, cleared of recognised secrets and cut into chunks; each chunk's terms are counted per
 field. One hostile file never takes the index down: it is skipped, with the reason.
+
+For a full build the workers do everything that needs no global state: besides counting terms, they number
+each file's terms (``FileTerms``), compress the texts and checksum the rows (``chunk_record``), so that the
+writing process only maps term ids and writes.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import xxhash
 
 from agentty_rag.chunking import ChunkingConfig, chunk_document
 from agentty_rag.fsguard import UnsafeFile, read_regular
+from agentty_rag.index.chunk_terms import FileTerms
 from agentty_rag.index.fields import field_terms
+from agentty_rag.index.records import ChunkRecord, chunk_record
 from agentty_rag.index.store import FileRow
 from agentty_rag.index.tokenize import Tokenizer
 from agentty_rag.sources.base import HeldSource, Source
@@ -51,6 +55,16 @@ class Prepared:
 
     def row(self) -> FileRow:
         return FileRow(self.stamp.size, self.stamp.mtime_ns, self.hash, len(self.chunks), self.skip, self.redacted)
+
+
+@dataclass(frozen=True)
+class BuiltFile:
+    """A file ready for a full build's writer: its row, its chunks' records and their terms."""
+
+    key: str
+    row: FileRow
+    records: list[ChunkRecord]
+    terms: FileTerms
 
 
 def read_file(source: Source, stamp: FileStamp) -> tuple[Prepared, bytes]:
@@ -137,6 +151,13 @@ def prepare_file(job: Job, tokenizer: Tokenizer | None = None) -> tuple[Prepared
     return item, counted, warnings
 
 
+def build_file(job: Job, tokenizer: Tokenizer | None = None) -> tuple[BuiltFile, tuple[str, ...]]:
+    """``prepare_file``, then what the writer stores of it: the records of its chunks and their terms."""
+    item, counted, warnings = prepare_file(job, tokenizer)
+    records = [chunk_record(item.key, chunk) for chunk, _ in counted]
+    return BuiltFile(item.key, item.row(), records, FileTerms.of([counts for _, counts in counted])), warnings
+
+
 def counted_terms(tokenizer: Tokenizer, item: Prepared) -> tuple[Prepared, list[Counted]]:
     """Each chunk of a file with its term counts; a file whose text the tokenizer fails on is skipped."""
     try:
@@ -151,28 +172,30 @@ def count_terms(tokenizer: Tokenizer, chunk: Chunk) -> dict[str, Counter[str]]:
     return {name: Counter(terms) for name, terms in field_terms(tokenizer, chunk).items()}
 
 
-def prepare_all(
-    jobs: Sequence[Job], tokenizer: Tokenizer, warn: Callable[[str], None]
-) -> Iterator[tuple[Prepared, list[Counted]]]:
-    """Every file read, chunked and counted, in ``jobs`` order: on several cores for a large build."""
-    results: Iterable[tuple[Prepared, list[Counted], tuple[str, ...]]]
+def prepare_all(jobs: Sequence[Job], tokenizer: Tokenizer, warn: Callable[[str], None]) -> Iterator[BuiltFile]:
+    """Every file read, chunked, counted and made ready to write, in ``jobs`` order: on several cores for a
+    large build."""
+    results: Iterable[tuple[BuiltFile, tuple[str, ...]]]
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
     pool = None
     held = any(isinstance(source, HeldSource) for source, _, _ in jobs)  # its bytes live in this process
     if len(jobs) >= PARALLEL_MIN_FILES and workers > 1 and not held:
+        import multiprocessing  # only a large build starts processes: a search never loads the machinery
+        from concurrent.futures import ProcessPoolExecutor
+
         try:
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            results = pool.map(prepare_file, jobs, chunksize=16)
+            results = pool.map(build_file, jobs, chunksize=16)
         except (OSError, ValueError) as error:  # no processes here: do it in this one
             log.info("building on one core (%s)", error)
             pool = None
     if pool is None:
-        results = (prepare_file(job, tokenizer) for job in jobs)
+        results = (build_file(job, tokenizer) for job in jobs)
     try:
-        for item, counted, warnings in results:
+        for built, warnings in results:
             for warning in warnings:
                 warn(warning)
-            yield item, counted
+            yield built
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -181,9 +204,11 @@ def prepare_all(
 __all__ = [
     "MAX_WORKERS",
     "PARALLEL_MIN_FILES",
+    "BuiltFile",
     "Counted",
     "Job",
     "Prepared",
+    "build_file",
     "chunk_file",
     "count_terms",
     "counted_terms",

@@ -19,8 +19,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import lock_descriptor, unlock_descriptor
-
 from agentty_rag.errors import IndexBusy, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile, open_private
 
@@ -45,6 +43,8 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
         IndexBusy: another process held it for longer than ``timeout_s``.
         IndexUnwritable: the lock file cannot be used (a link, a folder, no permission).
     """
+    from filelock import lock_descriptor, unlock_descriptor  # only a writer needs it: a search starts without
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -73,6 +73,8 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
 
 def held(path: Path) -> bool:
     """Whether another process holds the lock right now (never waits)."""
+    from filelock import lock_descriptor, unlock_descriptor
+
     if not path.exists():
         return False
     try:

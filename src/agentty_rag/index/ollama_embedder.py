@@ -3,6 +3,9 @@
 Three kinds of request, each with its own timeouts: the probe (0.5 s to connect, 1 s to answer, on a
 connection of its own), a query (``AGENTTY_RAG_EMBED_TIMEOUT_MS``) and a batch of passages (60 s). Queries and
 passages keep one client each, so a long indexing batch never holds up a search.
+
+The probe first opens a plain TCP connection to the server's port: when nothing listens there (the usual
+case without Ollama), it fails within the connect timeout without loading the HTTP client at all.
 """
 
 from __future__ import annotations
@@ -44,6 +47,29 @@ def connection_failure(host: str) -> str:
     return f"connection refused at {host}"
 
 
+def port_of(host: str) -> tuple[str, int]:
+    """The (host name, port) an HTTP client connects to for a normalised host: the port given, else the
+    scheme's (as the Ollama client does once a scheme is given)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(host)
+    return parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def unreachable(host: str, connect_s: float) -> str:
+    """Why nothing answers at ``host`` ("" when a TCP connection opens), within ``connect_s``: the same
+    reasons a failed request gives, found without the HTTP stack."""
+    import socket
+
+    try:
+        socket.create_connection(port_of(host), timeout=connect_s).close()
+    except TimeoutError:
+        return "timeout"
+    except (OSError, UnicodeError, ValueError):  # refused, unreachable, a name that does not resolve
+        return connection_failure(host)
+    return ""
+
+
 def _client(host: str, connect_s: float, read_s: float) -> ollama.Client:
     # Imported on first use: a lexical session never loads the HTTP stack.
     import httpx
@@ -75,6 +101,9 @@ class OllamaEmbedder:
     def probe(self) -> ProbeResult:
         """One bounded request (about 1.5 s at most) on a connection of its own."""
         started = time.perf_counter()
+        closed = unreachable(self.host, CONNECT_S)
+        if closed:
+            return ProbeResult(False, closed, seconds=time.perf_counter() - started)
         client = _client(self.host, CONNECT_S, PROBE_READ_S)
         try:
             vectors = self._embed(client, ["probe"], "query")
@@ -132,4 +161,4 @@ class OllamaEmbedder:
         return normalise(vectors)
 
 
-__all__ = ["OllamaEmbedder", "connection_failure", "normalise_host"]
+__all__ = ["OllamaEmbedder", "connection_failure", "normalise_host", "port_of", "unreachable"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.errors import IndexCorrupt, IndexNotBuilt, IndexUnwritable
+from agentty_rag.index.bulk import rebuild
 from agentty_rag.index.definition import Progress
 from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.ingest import Prepared, chunk_file, counted_terms, prepare_all, read_file
@@ -23,7 +24,7 @@ from agentty_rag.index.manifest import Diff, Scan, diff, stale_reason
 from agentty_rag.index.mirror import Mirror
 from agentty_rag.index.store import FileRow
 from agentty_rag.index.tokenize import Tokenizer
-from agentty_rag.index.update import patch, rebuild
+from agentty_rag.index.update import patch
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,10 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 
 * ``meta(key, value)``: schema version, generation (bumped by every commit), manifest header, skip report.
 * ``files(key, size, mtime_ns, hash, chunks)``: every indexed file's stamp and content hash (the manifest).
-* ``chunks(slot, file_key, ...)``: each chunk's provenance, text and its terms per field (a small int32 blob).
+* ``chunks(slot, file_key, ...)``: each chunk's provenance, narrow, so that reading every chunk's attributes
+  stays quick.
+* ``bodies(slot, text, terms)``: each chunk's text (zlib-compressed when that saves room) and its terms per
+  field (``chunk_terms.py``'s packed blob). The ``chunk_rows`` view joins the two.
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
 * ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths.
 * ``vectors(profile, hash, vector)``: embeddings, kept and read by ``sqlite_vectors.py``.
@@ -15,7 +18,7 @@ blobs into the in-memory delta at open.
 
 Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
 a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every file
-row, chunk row, term and segment carries an xxHash checksum; a value that does not match is corruption
+row, chunk row (with its body), term and segment carries an xxHash checksum; a value that does not match is corruption
 (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. The connection and the meaning of
 SQLite's errors are ``database.py``'s.
 """
@@ -36,10 +39,10 @@ from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.chunk_terms import decode_terms
 from agentty_rag.index.database import ERRORS, Database, checksum, classify
 from agentty_rag.index.lexical import FieldTerms, Segment
-from agentty_rag.index.vectors import embed_hash
+from agentty_rag.index.records import ChunkRecord, chunk_record, narrow, numbers, term_sum, unpack_text
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _META_SUM = "checksum"
 
 
@@ -55,26 +58,28 @@ CREATE TABLE IF NOT EXISTS files (
     checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
-    slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, chunk_id TEXT NOT NULL, source TEXT NOT NULL,
+    slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, source TEXT NOT NULL,
     ref TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, language TEXT NOT NULL,
-    kind TEXT NOT NULL, context TEXT NOT NULL, symbol TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
-    terms BLOB NOT NULL, embed_hash TEXT NOT NULL, checksum TEXT NOT NULL
+    kind TEXT NOT NULL, context TEXT NOT NULL, symbol TEXT NOT NULL, title TEXT NOT NULL,
+    embed_hash TEXT NOT NULL, checksum TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_key);
+CREATE TABLE IF NOT EXISTS bodies (slot INTEGER PRIMARY KEY, text NOT NULL, terms BLOB NOT NULL);
+CREATE VIEW IF NOT EXISTS chunk_rows AS SELECT c.*, b.text, b.terms FROM chunks c JOIN bodies b ON b.slot = c.slot;
 CREATE TABLE IF NOT EXISTS vectors (
     profile TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (profile, hash)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vocab (term TEXT PRIMARY KEY, id INTEGER NOT NULL, checksum INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments (
     field TEXT PRIMARY KEY, n_terms INTEGER NOT NULL, indptr BLOB NOT NULL, slots BLOB NOT NULL,
     tfs BLOB NOT NULL, lengths BLOB NOT NULL, checksum TEXT NOT NULL
 );
 """
 
-# What a chunk's checksum covers, with its slot: every other column, in table order.
-_SUMMED_COLUMNS = (
-    "file_key, chunk_id, source, ref, start_line, end_line, language, kind, context, symbol, title, text, terms, "
-    "embed_hash"
+# A chunk's content (every column but the slot and the terms, the text as stored), summed once where it is
+# made: a build's worker process. The row's checksum covers the slot, that sum and the terms.
+_CONTENT_COLUMNS = (
+    "file_key, source, ref, start_line, end_line, language, kind, context, symbol, title, embed_hash, text"
 )
 
 
@@ -105,7 +110,7 @@ class Store(Database):
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
             known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not {"meta", "files", "chunks", "vocab", "segments", "vectors"} <= known:
+            if not {"meta", "files", "chunks", "bodies", "vocab", "segments", "vectors"} <= known:
                 # A new database (or one from before a table existed): this needs a write lock.
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
@@ -168,12 +173,13 @@ class Store(Database):
                 continue
             if checksum(name, n_terms, indptr, slots, tfs, lens) != stored_sum:
                 raise IndexCorrupt(f"the {name} postings in {self.path.name} do not match their checksum")
-            if len(indptr) % 8 or len(slots) % 4 or len(tfs) % 4 or len(lens) % 4:
+            if len(slots) % 4 or len(lens) % 4:
                 raise IndexCorrupt(f"the {name} postings in {self.path.name} are truncated")
+            n_postings = len(slots) // 4
             segment = Segment(
-                np.frombuffer(indptr, np.int64),
+                numbers(indptr, n_terms + 1, (np.int32, np.int64)).astype(np.int64),
                 np.frombuffer(slots, np.int32),
-                np.frombuffer(tfs, np.float32),
+                numbers(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32),
             )
             if (
                 segment.n_terms != n_terms
@@ -186,11 +192,11 @@ class Store(Database):
         return segments, lengths
 
     def _verified(self, where: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Full chunk rows (slot first, then ``_SUMMED_COLUMNS``) matching ``where``, each checked against its
-        checksum."""
-        rows = self.run(f"SELECT slot, {_SUMMED_COLUMNS}, checksum FROM chunks {where}", params)
+        """Full chunk rows (slot, ``_CONTENT_COLUMNS``, terms) matching ``where`` (the ``chunk_rows`` view),
+        each checked against its checksum."""
+        rows = self.run(f"SELECT slot, {_CONTENT_COLUMNS}, terms, checksum FROM chunk_rows {where}", params)
         for row in rows:
-            if checksum(*row[:-1]) != row[-1]:
+            if checksum(row[0], checksum(*row[1:_TERMS]), row[_TERMS]) != row[-1]:
                 raise IndexCorrupt(f"chunk {row[0]} in {self.path.name} does not match its checksum")
         return rows
 
@@ -205,7 +211,7 @@ class Store(Database):
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
         rows = list(self.rows_in("SELECT term, id, checksum FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
-        if any(checksum(term, term_id) != stored for term, term_id, stored in rows):
+        if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
         return {term: term_id for term, term_id, _ in rows}
 
@@ -250,13 +256,13 @@ class Store(Database):
 
     def clear(self) -> None:
         with self._lock:
-            for table in ("files", "chunks", "vocab", "segments"):
+            for table in ("files", "chunks", "bodies", "vocab", "segments"):
                 self.run(f"DELETE FROM {table}")
             self.run("DELETE FROM meta WHERE key NOT IN ('schema_version', 'generation')")
             self.set_meta({})
 
     def add_terms(self, terms: Mapping[str, int]) -> None:
-        self.run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, checksum(t, i)) for t, i in terms.items()])
+        self.run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, term_sum(t, i)) for t, i in terms.items()])
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self.run_many(
@@ -268,14 +274,22 @@ class Store(Database):
         self.run_many("DELETE FROM files WHERE key = ?", [(k,) for k in keys])
 
     def delete_chunks(self, slots: Iterable[int]) -> None:
-        self.run_many("DELETE FROM chunks WHERE slot = ?", [(s,) for s in slots])
+        keys = [(s,) for s in slots]
+        self.run_many("DELETE FROM chunks WHERE slot = ?", keys)
+        self.run_many("DELETE FROM bodies WHERE slot = ?", keys)
 
     def put_chunks(self, rows: Iterable[tuple[int, str, Chunk, bytes]]) -> None:
         """Insert (slot, file key, chunk, encoded terms) rows, each with its checksum."""
-        self.run_many(
-            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (_chunk_row(slot, key, c, blob) for slot, key, c, blob in rows),
-        )
+        self.put_records([(slot, chunk_record(key, c), blob) for slot, key, c, blob in rows])
+
+    def put_records(self, rows: Sequence[tuple[int, ChunkRecord, bytes]]) -> None:
+        """Insert (slot, record, encoded terms) rows: the chunk and its body, with the row's checksum."""
+        with self._lock:
+            self.run_many(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(slot, *r[:11], checksum(slot, r.content_sum, blob)) for slot, r, blob in rows],
+            )
+            self.run_many("INSERT INTO bodies VALUES (?, ?, ?)", [(slot, r.text, blob) for slot, r, blob in rows])
 
     def put_segments(self, segments: Mapping[str, Segment], lengths: Mapping[str, npt.NDArray[np.float64]]) -> None:
         rows = []
@@ -283,9 +297,9 @@ class Store(Database):
             values = (
                 name,
                 seg.n_terms,
-                seg.indptr.astype(np.int64).tobytes(),
+                narrow(seg.indptr, np.int32, np.int64),
                 seg.slots.astype(np.int32).tobytes(),
-                seg.tfs.astype(np.float32).tobytes(),
+                narrow(seg.tfs, np.uint16, np.float32),
                 lengths[name].astype(np.float32).tobytes(),
             )
             rows.append((*values, checksum(*values)))
@@ -294,37 +308,16 @@ class Store(Database):
             self.run_many("INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
 
-# Positions in a ``_verified`` row: the slot, then ``_SUMMED_COLUMNS``, then the checksum.
+# Positions in a ``_verified`` row: the slot, ``_CONTENT_COLUMNS``, the terms, then the checksum.
+_EMBED_HASH = 11
+_TEXT = 12
 _TERMS = 13
-_EMBED_HASH = 14
-
-
-def _chunk_row(slot: int, key: str, chunk: Chunk, blob: bytes) -> tuple[object, ...]:
-    """A chunks-table row: the slot, ``_SUMMED_COLUMNS`` in order, and their checksum."""
-    c = chunk
-    summed = (
-        key,
-        c.chunk_id,
-        c.source,
-        c.ref,
-        c.start_line,
-        c.end_line,
-        c.language,
-        c.kind,
-        c.context,
-        c.symbol,
-        c.title,
-        c.text,
-        blob,
-        embed_hash(c),
-    )
-    return (slot, *summed, checksum(slot, *summed))
 
 
 def _chunk_of_full(row: Sequence[Any]) -> Chunk:
     """A chunk from a ``_verified`` row."""
-    _, _, _, source, ref, start, end, language, kind, context, symbol, title, text = row[:13]
-    return Chunk(source, ref, start, end, text, language, kind, context, symbol, title)
+    _, _, source, ref, start, end, language, kind, context, symbol, title = row[:11]
+    return Chunk(source, ref, start, end, unpack_text(row[_TEXT]), language, kind, context, symbol, title)
 
 
 def _integer(value: object) -> int:

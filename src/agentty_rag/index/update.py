@@ -1,4 +1,4 @@
-"""Writing an index: a full rebuild from every file, or a patch of the changed files.
+"""Writing an index: a patch of the changed files (a full rebuild is ``bulk.py``'s).
 
 A patch deletes the chunks of changed and removed files and adds the new ones in the delta; when the delta
 (or the count of dead slots) has grown large, it is compacted into the base segment. Each runs in one
@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from agentty_rag.index.chunk_terms import encode_terms
-from agentty_rag.index.definition import IndexConfig, Progress
+from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.ingest import Counted, Prepared
-from agentty_rag.index.lexical import FieldTerms, LexicalIndex, Segment
+from agentty_rag.index.lexical import FieldTerms, LexicalIndex
 from agentty_rag.index.manifest import Scan, meta_int
 from agentty_rag.index.sqlite_vectors import prune_vectors
 from agentty_rag.index.store import FileRow, Store, dumps
@@ -27,87 +26,6 @@ from agentty_rag.types import Chunk
 # Compact the delta into the base segment when it holds more than this share of the base's postings.
 _COMPACT_DELTA_SHARE = 0.10
 _COMPACT_MIN_DELTA = 20_000  # postings
-# Chunk rows written per statement during a rebuild.
-_ROWS_PER_WRITE = 2000
-
-
-class _Postings:
-    """Each field's postings as a rebuild collects them, chunk by chunk, and the segments made of them."""
-
-    def __init__(self, fields: tuple[str, ...]) -> None:
-        self.fields = fields
-        self.terms: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.slots: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.tfs: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.lengths: dict[str, list[float]] = {n: [] for n in fields}
-
-    def add(self, slot: int, terms: dict[str, FieldTerms]) -> None:
-        for name in self.fields:
-            ids, tfs = terms.get(name, (np.zeros(0, np.int32), np.zeros(0, np.int32)))
-            self.terms[name].append(ids)
-            self.slots[name].append(np.full(len(ids), slot, np.int32))
-            self.tfs[name].append(tfs)
-            self.lengths[name].append(float(tfs.sum()))
-
-    def segments(self, n_terms: int) -> tuple[dict[str, Segment], dict[str, npt.NDArray[np.float64]]]:
-        segments: dict[str, Segment] = {}
-        lengths: dict[str, npt.NDArray[np.float64]] = {}
-        for name in self.fields:
-            segments[name] = Segment.build(
-                _concat(self.terms[name]),
-                _concat(self.slots[name]),
-                _concat(self.tfs[name]).astype(np.float32),
-                n_terms,
-            )
-            lengths[name] = np.asarray(self.lengths[name], np.float64)
-        return segments, lengths
-
-
-def rebuild(
-    store: Store,
-    config: IndexConfig,
-    found: Scan,
-    prepared: Iterator[tuple[Prepared, list[Counted]]],
-    progress: Progress,
-) -> tuple[LexicalIndex, dict[str, FileRow], int]:
-    """Write the index anew from every file (``prepared`` in key order); returns the in-memory index, the
-    file rows and the number of chunks."""
-    fields = config.field_names
-    keys = sorted(found.stamps)
-    vocab: dict[str, int] = {}
-    postings = _Postings(fields)
-    files: dict[str, FileRow] = {}
-    rows: list[tuple[int, str, Chunk, bytes]] = []
-    slot = 0
-    with store.transaction():
-        store.clear()
-        for number, key in enumerate(keys, start=1):
-            progress(number, len(keys), "parsing")
-            item, counted = next(prepared)
-            files[key] = item.row()
-            for chunk, counts in counted:
-                for counter in counts.values():
-                    for term in counter:
-                        if term not in vocab:
-                            vocab[term] = len(vocab)
-                terms = as_ids(counts, vocab)
-                postings.add(slot, terms)
-                rows.append((slot, key, chunk, encode_terms(fields, terms)))
-                slot += 1
-            if len(rows) >= _ROWS_PER_WRITE:
-                store.put_chunks(rows)
-                rows = []
-        store.put_chunks(rows)
-        progress(len(keys), len(keys), "writing")
-        store.add_terms(vocab)
-        segments, lengths = postings.segments(len(vocab))
-        store.put_segments(segments, lengths)
-        store.put_files(files)
-        prune_vectors(store)
-        write_meta(store, config, found, base_slots=slot, next_slot=slot, vocab_size=len(vocab))
-    lexical = LexicalIndex(fields)
-    lexical.load_base(segments, lengths, np.arange(slot, dtype=np.int32))
-    return lexical, files, slot
 
 
 @dataclass(frozen=True)
@@ -220,9 +138,4 @@ def as_ids(counts: dict[str, Counter[str]], ids: Mapping[str, int]) -> dict[str,
     return out
 
 
-def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
-    items = list(parts)
-    return np.concatenate(items).astype(np.int32) if items else np.zeros(0, np.int32)
-
-
-__all__ = ["Patched", "as_ids", "patch", "rebuild", "should_compact", "write_meta"]
+__all__ = ["Patched", "as_ids", "patch", "should_compact", "write_meta"]

@@ -17,15 +17,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-import anyio
-import anyio.from_thread
-import anyio.lowlevel
-
 from agentty_rag.config import environment_without_agentty
 from agentty_rag.mcp_resources.model import ReaderOptions, ServerReport, Snapshot
 from agentty_rag.mcp_resources.servers import ServerList
 
 if TYPE_CHECKING:
+    import anyio
+    import anyio.lowlevel
+
     from agentty_rag.mcp_resources.reader import ServerReader
 
 log = logging.getLogger(__name__)
@@ -99,6 +98,8 @@ class ResourceHub:
         if thread is None:
             return
         if self._stop is not None and self._token is not None:
+            import anyio.from_thread
+
             try:
                 anyio.from_thread.run_sync(self._stop.set, token=self._token)
             except RuntimeError:  # the loop already ended
@@ -110,6 +111,8 @@ class ResourceHub:
     # -- the hub's thread -----------------------------------------------------------------------------------
 
     def _run(self, running: threading.Event) -> None:
+        import anyio  # on the hub's thread only: a process without MCP servers never loads it
+
         try:
             anyio.run(self._main, running)
         except Exception:  # the thread's boundary: a bug here must not take the process down
@@ -118,6 +121,8 @@ class ResourceHub:
             running.set()
 
     async def _main(self, running: threading.Event) -> None:
+        import anyio.lowlevel
+
         self._stop = anyio.Event()
         self._token = anyio.lowlevel.current_token()
         running.set()

@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
-
 from agentty_rag.config import environment_without_agentty
 from agentty_rag.errors import JsoncError
 from agentty_rag.jsonc import parse
@@ -154,6 +151,9 @@ def _json_entries(text: str) -> dict[str, Any]:
 
 def _codex_entries(text: str, env: Mapping[str, str]) -> dict[str, Any]:
     """Codex's ``[mcp_servers.NAME]`` tables, in the shape of a ``.mcp.json`` entry."""
+    import tomlkit  # only when a Codex configuration is read: the command line starts without it
+    from tomlkit.exceptions import TOMLKitError
+
     try:
         document = tomlkit.parse(text).unwrap()
     except TOMLKitError as error:

@@ -1,0 +1,51 @@
+"""rag-bench scale end to end: real trees, real builds in their own processes, through the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.bench.conftest import rag_bench
+from tests.conftest import FIXTURES, write
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
+def test_scale_measures_each_tree_where_it_is_and_writes_nothing_there(tmp_path: Path) -> None:
+    small, larger = tmp_path / "small", tmp_path / "larger"
+    write(small, {"calc.py": "def add_numbers(first, second):\n    return first + second\n" * 3})
+    shutil.copytree(FIXTURES / "code", larger)
+    before = {tree: _snapshot(tree) for tree in (small, larger)}
+    out = tmp_path / "scale.json"
+    done = rag_bench("scale", str(small), str(larger), "--queries", "4", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert {tree: _snapshot(tree) for tree in (small, larger)} == before  # no .agentty/, no edit
+    rows = json.loads(out.read_text())["trees"]
+    assert [row["tree"] for row in rows] == [str(small), str(larger)]
+    for row in rows:
+        assert row["files"] >= 1 and row["chunks"] >= row["files"]
+        assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["disk_mb"] > 0
+        assert row["search_p50_ms"] <= row["search_p95_ms"] and row["queries"] >= 1
+        assert row["bm25s"]["documents"] == row["files"] and row["bm25s"]["disk_mb"] > 0
+    assert rows[1]["files"] > rows[0]["files"]
+    table = done.stdout.splitlines()
+    assert table[0].startswith("rag-bench scale · code index, BM25 mode · 2 trees")
+    assert any(line.startswith("larger ") for line in table)
+
+
+def test_scale_applies_the_file_cap_it_is_given(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "code", tree)
+    out = tmp_path / "scale.json"
+    done = rag_bench("scale", str(tree), "--max-files", "5", "--no-baseline", "--queries", "2", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(out.read_text())["trees"]
+    assert row["files"] == 5 and "bm25s" not in row
+
+
+def test_scale_refuses_a_tree_that_is_not_a_folder(tmp_path: Path) -> None:
+    done = rag_bench("scale", str(tmp_path / "missing"))
+    assert done.returncode == 2 and "is not a folder" in done.stderr
