@@ -204,3 +204,21 @@ def test_helpers() -> None:
 def test_first_turn_memory_is_pruned(tmp_path: Path) -> None:
     assert first_time(tmp_path, "a", now=0.0) and not first_time(tmp_path, "a", now=10.0)
     assert first_time(tmp_path, "a", now=8 * 24 * 3600.0)  # forgotten after a week
+
+
+def test_a_timeout_during_a_rebuild_leaves_no_process_holding_the_agents_pipes(tmp_path: Path) -> None:
+    # Most files changed (a branch switch): the hook's refresh is a rebuild, read by worker processes that
+    # inherit its stdout and stderr. When the hook gives up, the agent must see both close.
+    pages = tmp_path / "docs"
+    pages.mkdir()
+    for i in range(1500):
+        (pages / f"p{i}.md").write_text(f"# Page {i}\n\nThe artifact bucket {i} needs permissions.\n" * 5)
+    prebuilt = Workspace(tmp_path, load_settings({**LEXICAL, "AGENTTY_DOCS_DIR": "docs"}))
+    prebuilt.index("docs").refresh()
+    prebuilt.close()
+    for i in range(1500):
+        (pages / f"p{i}.md").write_text(f"# Page {i}\n\nThe artifact store {i} needs read permissions.\n" * 5)
+    env = {"AGENTTY_RAG_PROACTIVE": "1", "AGENTTY_RAG_PROACTIVE_TIMEOUT_MS": "600", "AGENTTY_DOCS_DIR": "docs"}
+    result = _hook(tmp_path, _event("artifact store permissions"), **env)  # hangs until its guard without the fix
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert "longer than AGENTTY_RAG_PROACTIVE_TIMEOUT_MS=600" in result.stderr.decode()

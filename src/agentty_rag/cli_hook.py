@@ -23,6 +23,17 @@ from agentty_rag.discovery import locate
 from agentty_rag.errors import StdinError
 
 
+def _stop_build_workers() -> None:
+    """Stop the processes a build started here: they inherited the hook's stdout and stderr, and the agent
+    waits for those to close, long after the hook gave up (they would idle there for good)."""
+    if "multiprocessing" not in sys.modules:  # no build started one
+        return
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.kill()
+
+
 def run_hook(args: argparse.Namespace, settings: Settings) -> int:
     """The hook: exit 0 in every case, print the block or nothing; say on stderr why it stayed quiet."""
     from agentty_rag.inject import OFF, PROMPT_MAX_BYTES, Injection, hook_json, mode_of, proactive_context, read_event
@@ -64,6 +75,7 @@ def run_hook(args: argparse.Namespace, settings: Settings) -> int:
                 "nothing injected"
             )
             sys.stderr.flush()
+            _stop_build_workers()
             os._exit(0)  # the worker may be mid-update: its transaction rolls back, the index stays valid
         injection = outcome[0] if outcome else None
         if not isinstance(injection, Injection):
