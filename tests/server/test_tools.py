@@ -180,7 +180,8 @@ async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_pa
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         updates.append((progress, total, message))
 
-    async with Client(server(tmp_path)) as client:
+    # The search waits for the whole build (20 s by default is short on a loaded 2-core machine).
+    async with Client(server(tmp_path, AGENTTY_RAG_BUILD_WAIT_MS="300000")) as client:
         result = await client.call_tool(
             "search_code", {"query": "handler request value"}, progress_callback=on_progress
         )
