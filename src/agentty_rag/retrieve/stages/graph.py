@@ -30,12 +30,9 @@ from agentty_rag.config import Settings
 from agentty_rag.errors import AgenttyError
 from agentty_rag.index.graph import Graph
 from agentty_rag.index.graph_store import graph_of
-from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking, Request
-from agentty_rag.retrieve.rerank import rerank_pool
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
-from agentty_rag.retrieve.stages.requery import skipped
-from agentty_rag.types import Hit
+from agentty_rag.retrieve.stages.requery import fused_by_rank, skipped
 
 MAX_ADDED = 10
 BASE_WEIGHT = 1.0
@@ -103,36 +100,21 @@ def neighbours(graph: Graph, ranking: Ranking, seeds: int) -> list[Neighbour]:
 def fused(ranking: Ranking, found: Sequence[Neighbour], seeds: int) -> Ranking:
     """The pool re-made from the base fused list and the graph list (the first ``seeds`` hits, then ``found``),
     fused by rank; ``found_by`` says which seed brought each graph candidate."""
-    original = list(ranking.fused)
     # The seeds lead the graph list, in their order: the expansion lifts their neighbours toward them and
     # never above them.
     leading = [(slot, 0.0) for slot in ranking.slots[:seeds]]
     graph_list = leading + [(n.slot, n.score) for n in found]
-    merged = rrf({"base": original, "graph": graph_list}, {"base": BASE_WEIGHT, "graph": GRAPH_WEIGHT})
-    chunks = ranking.request.index.chunks([slot for slot, _ in merged])
-    order = sorted(
-        ((slot, value) for slot, value in merged if slot in chunks),
-        key=lambda pair: (-round(pair[1], 12), chunks[pair[0]].chunk_id),
-    )
-    standing = sorted((s for _, s in original), reverse=True) or [value for _, value in order]
-    rescored = [(slot, standing[min(i, len(standing) - 1)]) for i, (slot, _) in enumerate(order)]
-    pool = rescored[: rerank_pool(ranking.request.k)]
+    lists = {"base": list(ranking.fused), "graph": graph_list}
+    refused, chunks = fused_by_rank(ranking, lists, {"base": BASE_WEIGHT, "graph": GRAPH_WEIGHT})
     before = set(ranking.slots)
     via = {n.slot: n.via for n in found}
     found_by = dict(ranking.found_by)
-    for slot, _ in pool:
+    for slot in refused.slots:
         if slot in via:
             label = f"graph via {via[slot]}" + ("" if slot in before else ", new to the pool")
             chunk_id = chunks[slot].chunk_id
             found_by[chunk_id] = (*found_by.get(chunk_id, ()), label)
-    return replace(
-        ranking,
-        fused=tuple(rescored),
-        hits=tuple(Hit(chunks[slot], value) for slot, value in pool),
-        slots=tuple(slot for slot, _ in pool),
-        candidates=None,
-        found_by=found_by,
-    )
+    return replace(refused, found_by=found_by)
 
 
 @dataclass(frozen=True)

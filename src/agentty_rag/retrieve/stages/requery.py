@@ -21,7 +21,7 @@ from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.rerank import rerank_pool
 from agentty_rag.source_kinds import kinds_of
-from agentty_rag.types import Hit
+from agentty_rag.types import Chunk, Hit
 
 ORIGINAL_WEIGHT = 1.0  # the user's own query weighs most
 EXTRA_WEIGHT = 0.5  # each generated text's list
@@ -57,29 +57,43 @@ def fused_with(ranking: Ranking, extra: Mapping[str, Ranked], texts: int, stage:
     """
     if not extra:
         return ranking
-    original = list(ranking.fused)
+    before = ranking
     legs_of: dict[str, int] = {}
     for name in extra:
         legs_of[_text(name)] = legs_of.get(_text(name), 0) + 1
     weights = {"original": ORIGINAL_WEIGHT, **{name: EXTRA_WEIGHT / legs_of[_text(name)] for name in extra}}
-    merged = rrf({"original": original, **extra}, weights)
+    ranking, chunks = fused_by_rank(ranking, {"original": list(ranking.fused), **extra}, weights)
+    pool = [(slot, chunks[slot].chunk_id) for slot in ranking.slots]
+    return replace(ranking, found_by=contributions(before, extra, texts, stage, pool))
+
+
+def fused_by_rank(
+    ranking: Ranking, lists: Mapping[str, Ranked], weights: Mapping[str, float]
+) -> tuple[Ranking, dict[int, Chunk]]:
+    """The pool re-made from ``lists`` (the ranking's own fused list among them) fused by weighted rank, and
+    the chunks of the fused candidates.
+
+    Only the order comes from the fusion: the i-th candidate takes the score the i-th of the ranking's fused
+    list had (the lowest beyond its length), so later stages read the usual scale.
+    """
+    merged = rrf(lists, weights)
     chunks = ranking.request.index.chunks([slot for slot, _ in merged])
     order = sorted(
         ((slot, fused) for slot, fused in merged if slot in chunks),
         key=lambda pair: (-round(pair[1], 12), chunks[pair[0]].chunk_id),
     )
-    # Nothing matched the query itself: the generated texts' fused scores are the only ones there are.
-    standing = sorted((score for _, score in original), reverse=True) or [fused for _, fused in order]
+    # Nothing matched the query itself: the other lists' fused scores are the only ones there are.
+    standing = sorted((score for _, score in ranking.fused), reverse=True) or [fused for _, fused in order]
     rescored = [(slot, standing[min(i, len(standing) - 1)]) for i, (slot, _) in enumerate(order)]
     pool = rescored[: rerank_pool(ranking.request.k)]
-    return replace(
+    refused = replace(
         ranking,
         fused=tuple(rescored),
         hits=tuple(Hit(chunks[slot], score) for slot, score in pool),
         slots=tuple(slot for slot, _ in pool),
         candidates=None,
-        found_by=contributions(ranking, extra, texts, stage, [(slot, chunks[slot].chunk_id) for slot, _ in pool]),
     )
+    return refused, chunks
 
 
 def contributions(
