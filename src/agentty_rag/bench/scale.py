@@ -30,6 +30,7 @@ from agentty_rag import __version__
 from agentty_rag.bench.console import Progress, UsageError
 from agentty_rag.bench.corpus import known_item_queries
 from agentty_rag.bench.ladder import Target
+from agentty_rag.bench.metrics import percentile
 from agentty_rag.bench.report import columns, machine, machine_line, write_json
 from agentty_rag.config import agentty_environment, environment_without_agentty
 
@@ -47,13 +48,6 @@ def add_parser(commands: Any) -> None:
     scale.add_argument("--max-files", type=int, help="AGENTTY_RAG_CODE_MAX_FILES for these runs (default: yours)")
     scale.add_argument("--no-baseline", action="store_true", help="skip the whole-file bm25s reference")
     scale.add_argument("--json", type=Path, help="write every figure to this file")
-
-
-def _percentile(values: Sequence[float], share: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def _size(folder: Path) -> int:
@@ -139,9 +133,9 @@ def _searches(target: Target, count: int, seed: int) -> dict[str, Any]:
     return {
         "queries": len(queries),
         "freshness_ms": statistics.median(fresh),
-        "search_p50_ms": _percentile(searched, 0.5),
-        "search_p95_ms": _percentile(searched, 0.95),
-        "ranking_p50_ms": _percentile(ranked, 0.5),
+        "search_p50_ms": percentile(searched, 0.5),
+        "search_p95_ms": percentile(searched, 0.95),
+        "ranking_p50_ms": percentile(ranked, 0.5),
         "query_texts": queries,
     }
 
@@ -155,7 +149,7 @@ def _baseline(root: Path, env: Mapping[str, str], queries: Sequence[str], state_
     workspace = Target(root, env, state_dir).workspace()
     baseline = WholeFileBaseline(workspace.index("code"))
     workspace.close()
-    figures["query_p50_ms"] = _percentile(_each(lambda query: baseline.search(query, 10), queries), 0.5)
+    figures["query_p50_ms"] = percentile(_each(lambda query: baseline.search(query, 10), queries), 0.5)
     return figures
 
 
