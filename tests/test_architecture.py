@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "request",
         "outcome",
         "resources",
+        "leg_check",
         "dense_leg",
         "state",
         "discovery",

@@ -124,7 +124,7 @@ def test_each_setting_is_declared_once_on_its_stage() -> None:
     assert len(set(names)) == len(names) and len(set(attrs)) == len(attrs)
     staged = [f.name for group in GROUPS for f in fields(group)]
     assert staged == attrs  # every field of a stage is a variable, in the order the tables show
-    assert {f.name for f in fields(Settings)} == {*attrs, "home", "dense_configured", "warnings"}
+    assert {f.name for f in fields(Settings)} == {*attrs, "home", "dense_configured", "weights_configured", "warnings"}
 
 
 def test_each_stage_takes_its_values_from_the_settings(tmp_path: Path) -> None:

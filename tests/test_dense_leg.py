@@ -58,7 +58,13 @@ def test_the_fake_backend_makes_the_session_hybrid(tmp_path: Path) -> None:
     assert outcome.structured["results"][0]["path"] == "vehicles.md"
     assert workspace.dense.describe() == f"ready: fake-nomic-embed-text ({DIMENSION}-d) in-process"
     status = workspace.dense_status("docs")
-    assert status == {"state": "ready", "description": workspace.dense.describe(), "embedded": 4, "chunks": 4}
+    assert status == {
+        "state": "ready",
+        "description": workspace.dense.describe(),
+        "embedded": 4,
+        "chunks": 4,
+        "leg_check": "only code indexes are checked",
+    }
 
 
 def test_dense_weight_zero_gives_exactly_the_bm25_ranking(tmp_path: Path) -> None:

@@ -210,6 +210,8 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
                 f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
                 f"{have} of {live} have vectors ({workspace.dense.describe()})"
             )
+            if name == "code":
+                print(f"{name}: leg check: {workspace.dense_status(name)['leg_check']}")
     if workspace.dense.status.state != "ready":
         print(f"dense: {workspace.dense.describe()}")
     return 0

@@ -25,6 +25,8 @@ from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
 from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.leg_check import LegChecks
+from agentty_rag.retrieve.legs import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class DenseLeg:
         self._guard = threading.Lock()  # the threads and facts below; never held over a network call
         self._embedding: dict[str, threading.Thread] = {}
         self._had_vectors: dict[str, bool] = {}
+        self.checks = LegChecks(settings)  # which leg to trust, per index
 
     # -- the backend --------------------------------------------------------------------------------------
 
@@ -155,6 +158,8 @@ class DenseLeg:
             return
         have, live = index.vector_coverage()
         if have >= live:
+            if self.background and self.status.profile is not None and self.checks.due(index, self.status.profile.key):
+                self._schedule(index)  # the leg check: in the embedding thread, never in the request
             return
         if self.background:
             self._schedule(index)
@@ -172,7 +177,9 @@ class DenseLeg:
             return 0
         try:
             index.use_embeddings(status.profile)
-            return index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+            done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+            self._check(index, status.profile)
+            return done
         except EmbeddingError as error:
             self._failed(error.reason)
             name = index.config.name
@@ -181,6 +188,28 @@ class DenseLeg:
         except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
             index.recover(error)
             return 0
+
+    def _check(self, index: CorpusIndex, profile: EmbeddingProfile) -> None:
+        """The leg check, once every chunk has a vector (``leg_check``); a failure leaves it for later."""
+        have, live = index.vector_coverage()
+        if have < live:
+            return
+        try:
+            self.checks.run(index, self.embedder, lambda text: self.query_vector(text)[0], profile.key)
+        except (EmbeddingError, IndexCorrupt):
+            raise  # embed_all's own handling: probed again later, or rebuilt
+        except Exception:  # the check is an optimisation: it must never take embedding or searching down
+            log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
+
+    def stays_lexical(self, index: CorpusIndex) -> bool:
+        """Whether the leg check keeps this index's searches lexical."""
+        return self._lexical_verdict(index) is not None
+
+    def _lexical_verdict(self, index: CorpusIndex) -> Verdict | None:
+        profile = self.status.profile
+        if self.status.state != "ready" or profile is None:
+            return None
+        return self.checks.lexical(index, profile.key)
 
     def _schedule(self, index: CorpusIndex) -> None:
         name = index.config.name
@@ -200,7 +229,15 @@ class DenseLeg:
         except IndexCorrupt as error:  # reported, and rebuilt by the next search
             index.recover(error)
         have, live = index.vector_coverage()
-        return {"state": self.status.state, "description": self.describe(), "embedded": have, "chunks": live}
+        profile = self.status.profile
+        check = self.checks.describe(index, profile.key) if self.status.state == "ready" and profile else ""
+        return {
+            "state": self.status.state,
+            "description": self.describe(),
+            "embedded": have,
+            "chunks": live,
+            "leg_check": check,
+        }
 
     # -- how a result was ranked --------------------------------------------------------------------------
 
@@ -224,6 +261,9 @@ class DenseLeg:
             return "hybrid"
         if status.state == "ready" and self.settings.dense_weight == 0:
             return "bm25 (dense weight 0)"
+        verdict = self._lexical_verdict(index)
+        if verdict is not None:
+            return f"bm25 ({verdict.describe()})"
         if status.state == "ready":
             have, live = index.vector_coverage()
             if have < live:

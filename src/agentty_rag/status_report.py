@@ -107,7 +107,13 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
         ),
         skipped=Skipped(skipped["counts"], {reason: tuple(paths) for reason, paths in skipped["examples"].items()}),
         by_source=record["by_source"],
-        dense=Vectors(vectors["state"], vectors["description"], vectors["embedded"], vectors["chunks"]),
+        dense=Vectors(
+            vectors["state"],
+            vectors["description"],
+            vectors["embedded"],
+            vectors["chunks"],
+            vectors.get("leg_check", ""),
+        ),
         freshness=record.get("freshness", ""),
         selection=tuple(record.get("selection", ())),
     )

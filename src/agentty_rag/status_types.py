@@ -98,6 +98,7 @@ class Vectors:
     description: str
     embedded: int
     chunks: int
+    leg_check: str = ""  # the dense leg's self-check of this index (``leg_check``): its verdict, or why none
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,7 @@ def build(target: Target, corpus: str, own_db: Path, progress: Progress) -> Buil
         embedded = workspace.embed_all(corpus, lambda done, total, _: progress(f"embedding {done}/{total}"))
         spent = time.perf_counter() - started
         dense.update(embedded=embedded, seconds=spent, chunks_per_s=embedded / spent if spent else 0.0)
+        dense["leg_check"] = workspace.dense_status(corpus).get("leg_check", "")
     return Built(workspace, index, report, seconds, index.all_chunks(), dense)
 
 

@@ -57,11 +57,14 @@ class Settings(
     # The user asked for the dense leg (any of ``DENSE_CONFIGURED_BY`` set): when it is unavailable, results
     # say why; otherwise its absence is not news.
     dense_configured: bool = False
+    # The user set a leg's weight (any of ``WEIGHTS_SET_BY``): the weights decide, not the leg check.
+    weights_configured: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 VARIABLES: tuple[Variable, ...] = tuple(v for group in GROUPS for v in declared(group))
 DENSE_CONFIGURED_BY = ("AGENTTY_RAG_DENSE", "AGENTTY_EMBED_BACKEND", "AGENTTY_OLLAMA_HOST", "AGENTTY_EMBED_MODEL")
+WEIGHTS_SET_BY = ("AGENTTY_RAG_BM25_WEIGHT", "AGENTTY_RAG_DENSE_WEIGHT")
 _BY_NAME = {v.name: v for v in VARIABLES}
 
 
@@ -85,6 +88,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     home_raw = env.get("HOME") or env.get("USERPROFILE")
     values["home"] = Path(home_raw) if home_raw else None
     values["dense_configured"] = any(name in env for name in DENSE_CONFIGURED_BY)
+    values["weights_configured"] = any(name in env for name in WEIGHTS_SET_BY)
     unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)
     for name in unknown:
         warnings.append(f"{name} is not a known agentty-rag variable; ignored (see the README's table)")
@@ -138,6 +142,7 @@ __all__ = [
     "DENSE_CONFIGURED_BY",
     "GROUPS",
     "VARIABLES",
+    "WEIGHTS_SET_BY",
     "BudgetSettings",
     "ChunkingSettings",
     "DenseSettings",

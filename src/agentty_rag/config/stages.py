@@ -174,6 +174,13 @@ class RankingSettings:
         low=0.0,
         high=10.0,
     )
+    leg_check: bool = flag(
+        "AGENTTY_RAG_LEG_CHECK",
+        True,
+        "Code: once an index's vectors are complete, rank its own documented definitions (docs hidden) by the "
+        "lexical leg and by the fusion; when the fusion clearly loses, that index's searches stay lexical. "
+        "Not applied when either leg's weight is set.",
+    )
     rerank: bool = flag("AGENTTY_RAG_RERANK", True, "The feature reranker after fusion.")
     file_ranking: bool = flag(
         "AGENTTY_RAG_FILES",

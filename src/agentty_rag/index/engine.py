@@ -29,6 +29,7 @@ from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.dense import Embedder, EmbeddingProfile
 from agentty_rag.index.freshness import Freshness
+from agentty_rag.index.ingest import count_terms
 from agentty_rag.index.manifest import Scan, diff, scan, stale_reason
 from agentty_rag.index.mirror import Mirror
 from agentty_rag.index.notes import Notes
@@ -264,6 +265,14 @@ class CorpusIndex:
                 self._mirror.lexical, terms, self.weights, self.config.scoring, files
             )
         return scores if allowed is None else within(scores, allowed)
+
+    def score_outside(self, chunk: Chunk, terms: Mapping[str, float]) -> float:
+        """The BM25 a chunk that is not in the index (an edited copy of one that is) would get for weighted query
+        terms, against the index's statistics."""
+        counts = count_terms(self._tokenizer, chunk)
+        with self._lock:
+            views, lexical = self._mirror.views, self._mirror.lexical
+            return views.score_outside(lexical, counts, terms, self.weights, self.config.scoring)
 
     def file_groups(self) -> FileGroups:
         """Which file each chunk comes from (cached until the index changes)."""

@@ -204,6 +204,32 @@ class LexicalIndex:
                 scores[slots] += weight * term_idf * part
         return scores
 
+    def score_outside(
+        self,
+        counts: Mapping[str, Mapping[int, int]],
+        lengths: Mapping[str, float],
+        query: Sequence[int],
+        weights: Mapping[str, float],
+        term_weights: Mapping[int, float] | None = None,
+        k1: float = K1,
+        b: float = B,
+    ) -> float:
+        """BM25 of one document that is not in the index (its counts of the query's terms and its length, per
+        field) against the live statistics: what ``score`` gives a slot holding it, but for its own share of
+        those statistics."""
+        n_live = self.n_live
+        total = 0.0
+        for name, weight, index, terms in self._fields_to_score(dict.fromkeys(self.field_names, query), weights):
+            held = counts.get(name, {})
+            length = np.array([lengths.get(name, 0.0)])
+            avg_len = float(index.lengths[self.alive].sum()) / max(n_live, 1)
+            for term in terms:
+                df = self.document_frequency(name, term)
+                if held.get(term, 0) and df:
+                    part = tf_saturation(np.array([float(held[term])]), length, avg_len, k1, b)
+                    total += weight * idf(df, n_live) * _weight_of(term, term_weights) * float(part[0])
+        return total
+
     def group_statistics(
         self, group_of_slot: IntArray, n_groups: int, whole_fields: frozenset[str] = frozenset()
     ) -> GroupStatistics:

@@ -164,6 +164,22 @@ class Views:
             )
         return LexicalScores(chunk_scores, file_scores, groups)
 
+    def score_outside(
+        self,
+        lexical: LexicalIndex,
+        counts: Mapping[str, Mapping[str, int]],
+        terms: Mapping[str, float],
+        weights: Mapping[str, float],
+        scoring: Scoring,
+    ) -> float:
+        """``LexicalIndex.score_outside`` for a document's term counts and weighted query terms, as text."""
+        ids = self._store().lookup_terms(terms)
+        term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
+        counted = {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()}
+        lengths = {name: float(sum(held.values())) for name, held in counts.items()}
+        query = sorted(term_weights)
+        return lexical.score_outside(counted, lengths, query, weights, term_weights, scoring.k1, scoring.b)
+
     def term_statistics(self, lexical: LexicalIndex, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
         """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
         ids = self._store().lookup_terms(terms)

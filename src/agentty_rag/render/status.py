@@ -78,6 +78,8 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
         lines.append("  off (AGENTTY_RAG_CODE=0)")
     if state.dense.state == "ready":
         lines.append(f"  vectors: {state.dense.embedded:,} of {state.dense.chunks:,} chunks embedded")
+        if state.dense.leg_check and name == "code":
+            lines.append(f"  leg check: {state.dense.leg_check}")
     lines.extend(_skipped_lines(state.skipped))
     if verbose:
         manifest = state.manifest

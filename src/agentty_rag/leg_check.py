@@ -1,0 +1,323 @@
+"""The dense leg's self-check of one code index: does fusing the dense leg beat the lexical leg on this
+corpus, with this model?
+
+Up to ``PROBE_LIMIT`` of the index's own documented definitions, picked deterministically, become questions
+(``retrieve.legs``: their first doc sentence, the docs hidden from the answer on both legs). When the fusion
+loses to the lexical leg by more than its own noise, the index's searches stay lexical. The verdict is kept
+beside the index (``rag_code.legcheck.json``) with what it depends on: the embedding profile, the fusion's
+settings, the number of chunks and the probed chunks' hashes. It is checked again when the profile or the
+fusion changed, or when a quarter of the probed definitions changed or the index grew or shrank by a quarter.
+A missing or damaged file is a verdict not made yet. The check runs where embedding runs (the server's
+background thread, ``agentty-rag index``, rag-bench's build), within ``BUDGET_S``; a search only reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from agentty_rag.chunking.documented import DocumentedFunction, documented_functions
+from agentty_rag.config import Settings
+from agentty_rag.fsguard import UnsafeFile, read_regular
+from agentty_rag.index.dense import Embedder, Vector
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.vectors import embed_hash, embed_text
+from agentty_rag.retrieve.legs import Probe, Verdict, decide, probe_ranks
+from agentty_rag.retrieve.ranking import Stage
+from agentty_rag.retrieve.stages import fuse
+from agentty_rag.types import Chunk
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+PROBE_LIMIT = 48
+# Seconds a check may take; the probes ranked by then decide (fewer than ``MIN_PROBES`` keep the hybrid).
+BUDGET_S = 60.0
+# The share of probed definitions changed (or of chunks gained or lost) that makes a verdict stale.
+STALE_SHARE = 0.25
+# Documented definitions gathered before the pick: enough to choose from, few files parsed in a large index.
+_GATHER = 3 * PROBE_LIMIT
+_MIN_WORDS = 4
+_MAX_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A verdict and what it was made for."""
+
+    verdict: Verdict
+    profile: str
+    fusion: str
+    chunks: int
+    held: tuple[tuple[int, str], ...]
+    seconds: float = 0.0
+
+
+def verdict_path(index: CorpusIndex) -> Path:
+    return index.config.state_dir / f"rag_{index.config.name}.legcheck.json"
+
+
+def load(path: Path) -> Stored | None:
+    """The stored verdict (None when there is none, or it cannot be read: it is made again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != VERSION:
+            return None
+        verdict = Verdict(**data["verdict"])
+        held = tuple((int(slot), str(digest)) for slot, digest in data["held"])
+        stored = Stored(verdict, str(data["profile"]), str(data["fusion"]), int(data["chunks"]), held)
+        return replace(stored, seconds=float(data.get("seconds", 0.0)))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def save(path: Path, stored: Stored) -> None:
+    """Write the verdict atomically (a reader sees the old one or the new one)."""
+    record = {"version": VERSION, **asdict(stored)}
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def stale_reason(stored: Stored, index: CorpusIndex, profile: str, fusion: str) -> str:
+    """Why a stored verdict no longer holds for the index as it is ("" when it holds)."""
+    if stored.profile != profile:
+        return "another embedding model"
+    if stored.fusion != fusion:
+        return "other fusion settings"
+    if abs(index.n_chunks - stored.chunks) > STALE_SHARE * max(stored.chunks, 1):
+        return "the index grew or shrank"
+    if stored.held and changed(index, stored.held) > STALE_SHARE * len(stored.held):
+        return "the probed definitions changed"
+    return ""
+
+
+def changed(index: CorpusIndex, held: tuple[tuple[int, str], ...]) -> int:
+    """How many of the (slot, embed hash) chunks the index no longer holds as they were."""
+    now = index.chunks([slot for slot, _ in held])
+    return sum(1 for slot, digest in held if slot not in now or embed_hash(now[slot]) != digest)
+
+
+# -- picking the probes ------------------------------------------------------------------------------------
+
+
+def _order(key: str) -> int:
+    """A fixed pseudo-random order: the same index always yields the same probes."""
+    return xxhash.xxh3_64_intdigest(key.encode("utf-8", "surrogatepass"))
+
+
+def probe_of(function: DocumentedFunction, text: str, chunks: dict[int, Chunk]) -> Probe | None:
+    """The probe a documented function of a file makes, given the file's chunks by slot (None: unusable —
+    too short a sentence, a test, or docs its chunks do not hold as the file does)."""
+    if len(function.sentence.split()) < _MIN_WORDS or function.symbol.split(".")[-1].startswith("test"):
+        return None
+    start, end, replacement = function.mask
+    docs = text.encode("utf-8")[start:end].decode("utf-8", "replace").strip()
+    if not docs:
+        return None
+    holders = {slot: chunk for slot, chunk in chunks.items() if docs in chunk.text}
+    answer = _answer(function.symbol, chunks, holders)
+    if not answer & holders.keys():
+        return None
+    masked = {
+        slot: replace(chunk, text=chunk.text.replace(docs, replacement.strip())) for slot, chunk in holders.items()
+    }
+    held = tuple((slot, embed_hash(chunk)) for slot, chunk in sorted(holders.items()))
+    return Probe(function.sentence, answer, masked, held)
+
+
+def _answer(symbol: str, chunks: dict[int, Chunk], holders: dict[int, Chunk]) -> frozenset[int]:
+    """The chunks of a definition; a method of a type kept whole in one chunk is answered by that chunk (as
+    rag-bench's labels count it)."""
+    own = frozenset(slot for slot, chunk in chunks.items() if chunk.symbol == symbol)
+    if own:
+        return own
+    return frozenset(slot for slot, chunk in holders.items() if chunk.symbol and symbol.startswith(chunk.symbol + "."))
+
+
+def _read(root: str, ref: str) -> str | None:
+    try:
+        data = read_regular(os.path.join(root, ref), root, _MAX_FILE_BYTES)
+    except (OSError, UnsafeFile):
+        return None
+    return None if len(data) > _MAX_FILE_BYTES else data.decode("utf-8", "replace")
+
+
+def pick_probes(index: CorpusIndex, deadline: float, limit: int = PROBE_LIMIT) -> list[Probe]:
+    """Up to ``limit`` probes of the index's documented definitions, the same for the same index."""
+    root = index.config.roots.get("workspace", "")
+    groups = index.file_groups()
+    found: list[tuple[int, Probe]] = []
+    for number in sorted(range(len(groups.refs)), key=lambda f: _order(groups.refs[f])):
+        if len(found) >= _GATHER or time.monotonic() > deadline:
+            break
+        ref = groups.refs[number]
+        chunks = index.chunks(groups.slots_of(number).tolist())
+        if not root or not chunks or not next(iter(chunks.values())).spec.code:
+            continue
+        text = _read(root, ref)
+        for function in documented_functions(ref, text) if text is not None else ():
+            probe = probe_of(function, text or "", chunks)
+            if probe is not None:
+                found.append((_order(f"{ref}\0{function.symbol}\0{function.mask[0]}"), probe))
+    return [probe for _, probe in sorted(found, key=lambda pair: pair[0])[:limit]]
+
+
+# -- running it --------------------------------------------------------------------------------------------
+
+
+def run_check(
+    index: CorpusIndex,
+    embedder: Embedder,
+    query_vector: Callable[[str], Vector | None],
+    fuse: Stage,
+    profile: str,
+    batch: int = 32,
+) -> Stored | None:
+    """Probe the index and return the verdict (None when the embedding backend failed: try again later).
+
+    Raises:
+        EmbeddingError: a masked text could not be embedded.
+    """
+    started = time.monotonic()
+    deadline = started + BUDGET_S
+    with index.reading():
+        probes = pick_probes(index, started + BUDGET_S / 3)
+        chunks = index.n_chunks
+    texts = [(slot, embed_text(chunk)) for probe in probes for slot, chunk in probe.masked.items()]
+    vectors: list[Vector] = []
+    for first in range(0, len(texts), batch):
+        vectors.extend(embedder.embed_documents([text for _, text in texts[first : first + batch]]))
+    masked = iter(np.asarray(v, np.float32) for v in vectors)
+    pairs: list[tuple[float, float]] = []
+    held: list[tuple[int, str]] = []
+    for probe in probes:
+        own = {slot: next(masked) for slot in probe.masked}
+        if time.monotonic() > deadline:
+            break
+        query = query_vector(probe.query)
+        if query is None:
+            return None
+        with index.reading():
+            if changed(index, probe.held):
+                continue  # the index changed under the probe
+            pairs.append(probe_ranks(index, probe, query, own, fuse))
+        held.extend(probe.held)
+    return Stored(decide(pairs), profile, repr(fuse), chunks, tuple(held), round(time.monotonic() - started, 2))
+
+
+class LegChecks:
+    """The verdicts of one session's indexes: read from beside each index (again when the file changes),
+    made when due, and applied to its searches."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.fuse = fuse.configured(settings)
+        self._guard = threading.Lock()
+        self._read: dict[Path, tuple[int, Stored | None]] = {}  # path -> (mtime in ns, what it held)
+        self._running: set[Path] = set()
+
+    def off_reason(self, index: CorpusIndex) -> str:
+        """Why no check applies to the index ("" when one does)."""
+        if index.config.name != "code":
+            return "only code indexes are checked"
+        if not self.settings.leg_check:
+            return "off (AGENTTY_RAG_LEG_CHECK=0)"
+        if self.settings.weights_configured:
+            return "not applied: the legs' weights are set"
+        return ""
+
+    def stored(self, index: CorpusIndex) -> Stored | None:
+        path = verdict_path(index)
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            return None
+        with self._guard:
+            known = self._read.get(path)
+            if known is not None and known[0] == mtime:
+                return known[1]
+        stored = load(path)
+        with self._guard:
+            self._read[path] = (mtime, stored)
+        return stored
+
+    def lexical(self, index: CorpusIndex, profile: str) -> Verdict | None:
+        """The verdict that keeps the index's searches lexical, when there is one and it still holds."""
+        if self.off_reason(index):
+            return None
+        stored = self.stored(index)
+        if stored is None or not stored.verdict.lexical or stale_reason(stored, index, profile, repr(self.fuse)):
+            return None
+        return stored.verdict
+
+    def due(self, index: CorpusIndex, profile: str) -> bool:
+        """Whether the index needs a (new) verdict."""
+        if self.off_reason(index):
+            return False
+        stored = self.stored(index)
+        with index.reading():
+            return stored is None or bool(stale_reason(stored, index, profile, repr(self.fuse)))
+
+    def run(
+        self, index: CorpusIndex, embedder: Embedder, query_vector: Callable[[str], Vector | None], profile: str
+    ) -> None:
+        """Make and keep the index's verdict, when it is due and no other thread is making it.
+
+        Raises:
+            EmbeddingError: the backend failed (the verdict is made later).
+        """
+        path = verdict_path(index)
+        with self._guard:
+            if path in self._running:
+                return
+            self._running.add(path)
+        try:
+            if not self.due(index, profile):
+                return
+            stored = run_check(index, embedder, query_vector, self.fuse, profile, self.settings.embed_batch)
+            if stored is not None:
+                save(path, stored)
+                log.info("leg check of the %s index: %s", index.config.name, stored.verdict.describe())
+        except OSError as error:
+            log.warning("the leg check's verdict could not be kept: %s", error)
+        finally:
+            with self._guard:
+                self._running.discard(path)
+
+    def describe(self, index: CorpusIndex, profile: str) -> str:
+        """What ``status`` says of the index's check."""
+        off = self.off_reason(index)
+        if off:
+            return off
+        stored = self.stored(index)
+        if stored is None:
+            return "not made yet (made once the vectors are complete)"
+        reason = stale_reason(stored, index, profile, repr(self.fuse))
+        return stored.verdict.describe() + (f" — stale ({reason}), made again soon" if reason else "")
+
+
+__all__ = [
+    "BUDGET_S",
+    "PROBE_LIMIT",
+    "STALE_SHARE",
+    "LegChecks",
+    "Stored",
+    "changed",
+    "load",
+    "pick_probes",
+    "probe_of",
+    "run_check",
+    "save",
+    "stale_reason",
+    "verdict_path",
+]

@@ -1,0 +1,176 @@
+"""The dense leg's self-check with the in-repo fake embedder (``AGENTTY_EMBED_BACKEND=fake``): which probes it
+picks and what it hides, how a verdict is kept, read, applied and made again. What a real model says of a
+corpus is in test_leg_check_dense.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.config import load_settings
+from agentty_rag.discovery import Located
+from agentty_rag.index.vectors import embed_text
+from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, save, verdict_path
+from agentty_rag.retrieve.candidates import analyse_query
+from agentty_rag.service import Workspace
+from agentty_rag.status_report import gather
+from tests.conftest import FIXTURES
+
+_OPEN: list[Workspace] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_workspaces() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """The committed code fixtures (nine small services in six languages), in a workspace of their own."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "code", root)
+    return root
+
+
+def _ws(root: Path, **env: str) -> Workspace:
+    workspace = Workspace(root, load_settings({"AGENTTY_EMBED_BACKEND": "fake", **env}))
+    _OPEN.append(workspace)
+    return workspace
+
+
+def _built(root: Path, **env: str) -> Workspace:
+    workspace = _ws(root, **env)
+    workspace.index("code").refresh()
+    return workspace
+
+
+def test_the_probes_are_documented_definitions_with_their_docs_hidden(corpus: Path) -> None:
+    index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
+    probes = pick_probes(index, time.monotonic() + 60)
+    assert len(probes) == PROBE_LIMIT
+    for probe in probes:
+        assert len(probe.query.split()) >= 4
+        answer = index.chunks(sorted(probe.answer))
+        assert any(slot in probe.masked for slot in answer)
+        for slot, masked in probe.masked.items():
+            original = index.chunks([slot])[slot]
+            opening = " ".join(probe.query.split()[:3])  # the doc's first words: on one line of the comment
+            assert opening in " ".join(original.text.split()) and opening not in " ".join(masked.text.split())
+            assert (masked.ref, masked.symbol) == (original.ref, original.symbol)
+    again = pick_probes(index, time.monotonic() + 60)
+    assert [(p.query, p.answer) for p in again] == [(p.query, p.answer) for p in probes]
+
+
+def test_a_chunk_outside_the_index_scores_as_it_would_inside(corpus: Path) -> None:
+    index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
+    groups = index.file_groups()
+    for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
+        weights = analyse_query(index, query, code=True).weights
+        scores = index.lexical_scores(weights).chunks
+        for number in range(len(groups.refs)):
+            for slot, chunk in index.chunks(groups.slots_of(number).tolist()).items():
+                assert index.score_outside(chunk, weights) == pytest.approx(float(scores[slot]), abs=1e-9)
+
+
+def _wait_for_embedding(name: str = "code") -> None:
+    for thread in threading.enumerate():
+        if thread.name == f"agentty-embed-{name}":
+            thread.join(120)
+
+
+def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path) -> None:
+    workspace = _built(corpus)
+    assert workspace.embed_all("code") > 0  # what `agentty-rag index` does: embeds, then checks
+    path = verdict_path(workspace.index("code"))
+    stored = load(path)
+    assert stored is not None and stored.verdict.probes == PROBE_LIMIT and stored.profile.startswith("fake")
+    status = gather(workspace, Located(workspace.root, workspace.root, "--root")).indexes["code"].dense.leg_check
+    assert status == stored.verdict.describe()
+    mode = workspace.search_code("rotate the signing keys").result.mode
+    assert mode == (f"bm25 ({stored.verdict.describe()})" if stored.verdict.lexical else "hybrid")
+
+    path.write_text("{ not json", encoding="utf-8")
+    assert load(path) is None
+    server = _ws(corpus)
+    server.background_embedding = True  # the server: the check runs in the embedding thread
+    assert server.search_code("rotate the signing keys").result.mode == "hybrid"  # no verdict yet
+    _wait_for_embedding()
+    remade = load(path)
+    assert remade is not None and remade.held == stored.held  # the same probes
+    # The same verdict; the MRRs may differ in the last digits: the first check ranked with the vectors as
+    # embedded, the second with them as stored (float16).
+    assert (remade.verdict.probes, remade.verdict.lexical) == (stored.verdict.probes, stored.verdict.lexical)
+    assert remade.verdict.mrr_hybrid == pytest.approx(stored.verdict.mrr_hybrid, abs=0.01)
+
+
+def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_why(corpus: Path) -> None:
+    workspace = _built(corpus)
+    workspace.embed_all("code")
+    path = verdict_path(workspace.index("code"))
+    stored = load(path)
+    assert stored is not None
+    lexical = replace(stored.verdict, lexical=True, mrr_lexical=0.46, mrr_hybrid=0.41)
+    save(path, replace(stored, verdict=lexical))
+    later = _ws(corpus)
+    outcome = later.search_code("rotate the signing keys")
+    expected = "bm25 (dense leg not used for this corpus: self-check MRR lexical 0.46, hybrid 0.41 (48 probes))"
+    assert outcome.result.mode == expected
+    assert outcome.text.startswith(f"search_code · {expected} · lexical ")
+    lexical_only = _ws(corpus, AGENTTY_RAG_DENSE="0").search_code("rotate the signing keys")
+    assert [h.chunk.chunk_id for h in outcome.result.hits] == [h.chunk.chunk_id for h in lexical_only.result.hits]
+    # Weights the user set decide, whatever the verdict; the check can be switched off.
+    assert _ws(corpus, AGENTTY_RAG_DENSE_WEIGHT="1").search_code("rotate the signing keys").result.mode == "hybrid"
+    assert _ws(corpus, AGENTTY_RAG_LEG_CHECK="0").search_code("rotate the signing keys").result.mode == "hybrid"
+
+
+def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(corpus: Path) -> None:
+    workspace = _built(corpus)
+    workspace.embed_all("code")
+    index = workspace.index("code")
+    path = verdict_path(index)
+    stored = load(path)
+    assert stored is not None
+    save(path, replace(stored, verdict=replace(stored.verdict, lexical=True)))
+    assert _ws(corpus).search_code("backoff").result.mode.startswith("bm25 (dense leg not used")
+    for stale in (
+        replace(stored, profile="another-model|384||"),
+        replace(stored, fusion="Fuse(bm25_weight=1.0, dense_weight=2.0)"),
+        replace(stored, chunks=stored.chunks * 2),
+        replace(stored, held=tuple((slot, "changed") for slot, _ in stored.held)),
+    ):
+        save(path, replace(stale, verdict=replace(stored.verdict, lexical=True)))
+        later = _ws(corpus)
+        assert later.search_code("backoff").result.mode == "hybrid"
+        assert "stale" in str(later.dense_status("code")["leg_check"])
+
+
+def test_a_verdict_file_of_another_shape_is_no_verdict(tmp_path: Path) -> None:
+    path = tmp_path / "rag_code.legcheck.json"
+    assert load(path) is None
+    for text in ("", "[]", '{"version": 1}', '{"version": 99, "verdict": {}}', '{"version": 1, "verdict": {"x": 1}}'):
+        path.write_text(text, encoding="utf-8")
+        assert load(path) is None
+    verdict_dict = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "stderr": 0.02, "lexical": True}
+    record = {"version": 1, "verdict": verdict_dict, "profile": "p", "fusion": "f", "chunks": 9, "held": [[1, "h"]]}
+    path.write_text(json.dumps(record), encoding="utf-8")
+    loaded = load(path)
+    assert isinstance(loaded, Stored) and loaded.held == ((1, "h"),) and loaded.verdict.lexical
+
+
+def test_the_masked_text_is_what_the_dense_leg_embeds_in_place_of_the_stored_one(corpus: Path) -> None:
+    index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
+    probe = pick_probes(index, time.monotonic() + 60)[0]
+    for slot, masked in probe.masked.items():
+        original = index.chunks([slot])[slot]
+        assert embed_text(masked) != embed_text(original)
+        assert embed_text(masked).split("\n", 1)[0] == embed_text(original).split("\n", 1)[0]  # path and symbol stay
