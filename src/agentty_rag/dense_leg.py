@@ -199,11 +199,12 @@ class DenseLeg:
         except (EmbeddingError, IndexCorrupt):
             raise  # embed_all's own handling: probed again later, or rebuilt
         except Exception:  # the check is an optimisation: it must never take embedding or searching down
+            self.checks.failed(index)
             log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
 
-    def stays_lexical(self, index: CorpusIndex) -> bool:
-        """Whether the leg check keeps this index's searches lexical."""
-        return self._lexical_verdict(index) is not None
+    def checked(self, index: CorpusIndex, vector: Vector | None) -> Vector | None:
+        """The query's vector, or None when the leg check keeps this index's searches lexical."""
+        return None if vector is None or self._lexical_verdict(index) is not None else vector
 
     def _lexical_verdict(self, index: CorpusIndex) -> Verdict | None:
         profile = self.status.profile

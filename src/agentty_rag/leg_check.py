@@ -225,6 +225,7 @@ class LegChecks:
         self._guard = threading.Lock()
         self._read: dict[Path, tuple[int, Stored | None]] = {}  # path -> (mtime in ns, what it held)
         self._running: set[Path] = set()
+        self._failed: set[Path] = set()  # a check that failed unexpectedly is not tried again this session
 
     def off_reason(self, index: CorpusIndex) -> str:
         """Why no check applies to the index ("" when one does)."""
@@ -262,7 +263,7 @@ class LegChecks:
 
     def due(self, index: CorpusIndex, profile: str) -> bool:
         """Whether the index needs a (new) verdict."""
-        if self.off_reason(index):
+        if self.off_reason(index) or verdict_path(index) in self._failed:
             return False
         stored = self.stored(index)
         with index.reading():
@@ -293,6 +294,11 @@ class LegChecks:
         finally:
             with self._guard:
                 self._running.discard(path)
+
+    def failed(self, index: CorpusIndex) -> None:
+        """The check of this index failed for a reason a retry would meet again: searches stay hybrid."""
+        with self._guard:
+            self._failed.add(verdict_path(index))
 
     def describe(self, index: CorpusIndex, profile: str) -> str:
         """What ``status`` says of the index's check."""

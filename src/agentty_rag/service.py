@@ -189,8 +189,7 @@ class Workspace:
         if index.n_chunks == 0:
             return None
         self.dense.prepare(index)
-        if vector is not None and self.dense.stays_lexical(index):
-            vector = None  # the leg check found the fusion worse than the lexical leg on this corpus
+        vector = self.dense.checked(index, vector)  # None when the leg check keeps this index lexical
         return search(index, query, k, filters, self.plan(), vector, self.embed)
 
     def _build_thread(self, name: str) -> threading.Thread:
@@ -296,8 +295,7 @@ class Workspace:
         vector, _ = self.dense.query_vector(query)
         self.dense.use_profile(index)
         with index.reading():
-            if vector is not None and self.dense.stays_lexical(index):
-                vector = None
+            vector = self.dense.checked(index, vector)
             return search(index, query, k, filters or Filters(), self.plan(), vector, self.embed)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
