@@ -66,6 +66,8 @@ class Verdict:
             return f"dense leg not used for this corpus: self-check {numbers}"
         if self.probes < MIN_PROBES:
             return f"hybrid kept: too few documented definitions to check ({self.probes} probes)"
+        if self.mrr_lexical > self.mrr_hybrid:
+            return f"hybrid kept: self-check {numbers}, a loss within its standard error {self.stderr:.2f}"
         return f"hybrid kept: self-check {numbers}"
 
 
