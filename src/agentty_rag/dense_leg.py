@@ -170,15 +170,19 @@ class DenseLeg:
             except EmbeddingError as error:
                 self._failed(error.reason)
 
-    def embed_all(self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None) -> int:
-        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
+    def embed_all(
+        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None, check: bool = True
+    ) -> int:
+        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up), then
+        make the leg check's verdict when it is due (unless ``check`` is False: rag-bench times it apart)."""
         status = self.ensure()
         if status.state != "ready" or status.profile is None:
             return 0
         try:
             index.use_embeddings(status.profile)
             done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
-            self._check(index, status.profile)
+            if check:
+                self._check(index, status.profile)
             return done
         except EmbeddingError as error:
             self._failed(error.reason)

@@ -256,7 +256,7 @@ def _print_report(args: argparse.Namespace, m: Measured) -> None:
             f"({dense['chunks_per_s']:.1f} chunks/s){reused}"
         )
         if dense.get("leg_check"):
-            print(f"leg check of the copy: {dense['leg_check']}")
+            print(f"leg check of the copy: {dense['leg_check']} — made in {dense['leg_check_s']:.1f} s")
         by_rung = {row["rung"]: row for row in rows}
         if "bm25" in by_rung and "+dense" in by_rung:
             added = by_rung["+dense"]["ms_p50"] - by_rung["bm25"]["ms_p50"]

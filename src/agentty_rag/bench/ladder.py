@@ -124,10 +124,13 @@ def build(target: Target, corpus: str, own_db: Path, progress: Progress) -> Buil
     if dense["state"] == "ready":
         dense["reused"] = _reuse_vectors(index, own_db)
         started = time.perf_counter()
-        embedded = workspace.embed_all(corpus, lambda done, total, _: progress(f"embedding {done}/{total}"))
+        embedded = workspace.dense.embed_all(index, lambda done, total, _: progress(f"embedding {done}/{total}"), False)
         spent = time.perf_counter() - started
         dense.update(embedded=embedded, seconds=spent, chunks_per_s=embedded / spent if spent else 0.0)
-        dense["leg_check"] = workspace.dense_status(corpus).get("leg_check", "")
+        workspace.embed_all(corpus)  # nothing left to embed: the leg check, as `agentty-rag index` makes it
+        dense.update(
+            leg_check=workspace.dense_status(corpus)["leg_check"], leg_check_s=time.perf_counter() - started - spent
+        )
     return Built(workspace, index, report, seconds, index.all_chunks(), dense)
 
 
