@@ -174,3 +174,13 @@ def test_the_masked_text_is_what_the_dense_leg_embeds_in_place_of_the_stored_one
         original = index.chunks([slot])[slot]
         assert embed_text(masked) != embed_text(original)
         assert embed_text(masked).split("\n", 1)[0] == embed_text(original).split("\n", 1)[0]  # path and symbol stay
+
+
+def test_a_verdict_that_cannot_be_kept_leaves_the_searches_hybrid_and_is_not_retried(corpus: Path) -> None:
+    workspace = _built(corpus)
+    path = verdict_path(workspace.index("code"))
+    path.mkdir(parents=True)  # where the verdict goes is a folder: it cannot be written
+    assert workspace.embed_all("code") > 0
+    assert load(path) is None
+    assert not workspace.dense.checks.due(workspace.index("code"), "any profile")
+    assert workspace.search_code("rotate the signing keys").result.mode == "hybrid"

@@ -289,8 +289,9 @@ class LegChecks:
             if stored is not None:
                 save(path, stored)
                 log.info("leg check of the %s index: %s", index.config.name, stored.verdict.describe())
-        except OSError as error:
-            log.warning("the leg check's verdict could not be kept: %s", error)
+        except OSError as error:  # e.g. a read-only .agentty: checking again at every search would not help
+            log.warning("the leg check's verdict could not be kept: %s; searches stay hybrid", error)
+            self.failed(index)
         finally:
             with self._guard:
                 self._running.discard(path)
