@@ -30,6 +30,7 @@ def test_scale_measures_each_tree_where_it_is_and_writes_nothing_there(tmp_path:
         assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["disk_mb"] > 0
         assert row["search_p50_ms"] <= row["search_p95_ms"] and row["queries"] >= 1
         assert row["bm25s"]["documents"] == row["files"] and row["bm25s"]["disk_mb"] > 0
+        assert len(row["query_texts"]) == row["queries"]  # a peer tool is timed on the same questions
     assert rows[1]["files"] > rows[0]["files"]
     table = done.stdout.splitlines()
     assert table[0].startswith("rag-bench scale · code index, BM25 mode · 2 trees")

@@ -11,6 +11,9 @@ Each tree is measured where it is: its files are only read, and its index is bui
   and p95 over a known-item query set;
 * when ``bm25s`` is installed: the same files as whole-file BM25 (``bm25s`` defaults), its build time, query
   p50 and size on disk, measured in the same run as the reference.
+
+``--json`` keeps each tree's query texts (``query_texts``), so another tool can be timed on the same
+questions (``scripts/scale_semble.py`` does so for semble).
 """
 
 from __future__ import annotations
@@ -173,8 +176,7 @@ def measure_tree(root: Path, env: Mapping[str, str], args: argparse.Namespace, p
             reference = Path(temporary) / "reference"
             reference.mkdir()
             row["bm25s"] = _baseline(root, env, row["query_texts"], reference)
-    del row["query_texts"]
-    return row
+    return row  # the query texts stay in the JSON: a peer tool is measured on the same queries
 
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
