@@ -7,11 +7,25 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from agentty_rag.service import Workspace
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+
+# Workspaces a test opened; each is closed after that test (its HTTP connections and databases).
+OPEN_WORKSPACES: list[Workspace] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_open_workspaces() -> Iterator[None]:
+    yield
+    while OPEN_WORKSPACES:
+        OPEN_WORKSPACES.pop().close()
 
 
 @pytest.fixture(autouse=True)

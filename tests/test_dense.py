@@ -8,7 +8,7 @@ The same bookkeeping is unit-tested with the in-repo fake embedder in test_dense
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
-from tests.conftest import CompatServer, free_port, write
+from tests.conftest import OPEN_WORKSPACES, CompatServer, free_port, write
 
 pytestmark = pytest.mark.integration
 
@@ -32,20 +32,9 @@ DOCS = {
 PARAPHRASE = "how often should my car get serviced"
 
 
-_OPEN: list[Workspace] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_workspaces() -> Iterator[None]:
-    """Every workspace a test opens is closed after it (its HTTP connections and databases)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
 def _open(root: Path, env: dict[str, str]) -> Workspace:
     workspace = Workspace(root, load_settings(env))
-    _OPEN.append(workspace)
+    OPEN_WORKSPACES.append(workspace)
     return workspace
 
 

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.fake_embedder import DIMENSION, FakeEmbedder
 from agentty_rag.service import Workspace
-from tests.conftest import write
+from tests.conftest import OPEN_WORKSPACES, write
 
 DOCS = {
     "docs/vehicles.md": "# Vehicles\n\nChange the engine oil of an automobile every ten thousand kilometres.\n",
@@ -27,19 +25,10 @@ DOCS = {
 }
 PAGES = {f"docs/page{i:02}.md": f"# Page {i}\n\nTopic number {i} about deployments.\n" for i in range(40)}
 
-_OPEN: list[Workspace] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_workspaces() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
 
 def _ws(root: Path, **env: str) -> Workspace:
     workspace = Workspace(root, load_settings({"AGENTTY_EMBED_BACKEND": "fake", **env}))
-    _OPEN.append(workspace)
+    OPEN_WORKSPACES.append(workspace)
     return workspace
 
 

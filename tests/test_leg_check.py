@@ -9,7 +9,6 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,16 +21,7 @@ from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, save, 
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.service import Workspace
 from agentty_rag.status_report import gather
-from tests.conftest import FIXTURES
-
-_OPEN: list[Workspace] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_workspaces() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
+from tests.conftest import FIXTURES, OPEN_WORKSPACES
 
 
 @pytest.fixture
@@ -44,7 +34,7 @@ def corpus(tmp_path: Path) -> Path:
 
 def _ws(root: Path, **env: str) -> Workspace:
     workspace = Workspace(root, load_settings({"AGENTTY_EMBED_BACKEND": "fake", **env}))
-    _OPEN.append(workspace)
+    OPEN_WORKSPACES.append(workspace)
     return workspace
 
 

@@ -21,7 +21,7 @@ from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.expand import Expand, prompt, rewordings
 from agentty_rag.retrieve.stages.hyde import Hyde, passage
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, CompatServer, free_port, run_module, write
+from tests.conftest import LEXICAL, OPEN_WORKSPACES, CompatServer, free_port, run_module, write
 
 DOCS = {
     "docs/auth.md": "# Authentication\n\nEvery session cookie is signed with the server's secret key, so a "
@@ -33,21 +33,19 @@ DOCS = {
 QUERY = "how are sessions signed"
 ECHO = ("--generator", "echo")
 
-_OPEN: list[Workspace] = []
-
 
 @pytest.fixture(autouse=True)
 def _close() -> Iterator[None]:
     yield
-    while _OPEN:
-        _OPEN.pop().close()
+    while OPEN_WORKSPACES:
+        OPEN_WORKSPACES.pop().close()
     close_generators()
 
 
 def _ws(root: Path, host: str, **env: str) -> Workspace:
     settings = load_settings({**LEXICAL, "AGENTTY_OLLAMA_HOST": host, **env})
     workspace = Workspace(root, settings)
-    _OPEN.append(workspace)
+    OPEN_WORKSPACES.append(workspace)
     return workspace
 
 
@@ -268,7 +266,7 @@ def test_hyde_embeds_its_passage_when_the_dense_leg_is_up(
         {"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm", "AGENTTY_RAG_HYDE": "1"}
     )
     workspace = Workspace(tmp_path, settings)
-    _OPEN.append(workspace)
+    OPEN_WORKSPACES.append(workspace)
     workspace.embed_all("docs")
     outcome = workspace.search_docs(QUERY, k=3)
     assert outcome.result.mode == "hybrid"
