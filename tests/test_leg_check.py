@@ -16,6 +16,7 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.discovery import Located
+from agentty_rag.index.dense import Vector
 from agentty_rag.index.vectors import embed_text
 from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, save, verdict_path
 from agentty_rag.retrieve.candidates import analyse_query
@@ -113,6 +114,17 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
     save(path, replace(stored, verdict=lexical))
     later = _ws(corpus)
     outcome = later.search_code("rotate the signing keys")
+    # Once the index is open, a lexical verdict leaves the next queries unembedded.
+    asked: list[str] = []
+    embed_query = later.dense.embedder.embed_query
+
+    def recorded(text: str) -> Vector:
+        asked.append(text)
+        return embed_query(text)
+
+    later.dense.embedder.embed_query = recorded  # type: ignore[method-assign]
+    assert later.search_code("where are the signing keys kept").result.mode == outcome.result.mode
+    assert asked == []
     expected = "bm25 (dense leg not used for this corpus: self-check MRR lexical 0.46, hybrid 0.41 (48 probes))"
     assert outcome.result.mode == expected
     assert outcome.text.startswith(f"search_code · {expected} · lexical ")

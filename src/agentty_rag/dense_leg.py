@@ -206,6 +206,14 @@ class DenseLeg:
             self.checks.failed(index)
             log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
 
+    def wanted(self, index: CorpusIndex) -> bool:
+        """Whether a search of the index would use the query's vector: False when the leg check keeps the index
+        lexical, so the query is not embedded at all. Decided only when the index is free now (a build may hold
+        it): otherwise the query is embedded and ``checked`` drops the vector."""
+        self.ensure()  # the verdict holds for the session's model: the (bounded, once) probe names it
+        with index.reading(timeout=0) as held:
+            return not held or self._lexical_verdict(index) is None
+
     def checked(self, index: CorpusIndex, vector: Vector | None) -> Vector | None:
         """The query's vector, or None when the leg check keeps this index's searches lexical."""
         return None if vector is None or self._lexical_verdict(index) is not None else vector

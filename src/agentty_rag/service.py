@@ -120,7 +120,7 @@ class Workspace:
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
         deadline = time.monotonic() + wait
-        vector, degraded = self.dense.query_vector(query)
+        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index) else (None, "")
         try:
             attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
         except IndexNotBuilt:
@@ -292,7 +292,7 @@ class Workspace:
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
-        vector, _ = self.dense.query_vector(query)
+        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index) else None
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)
