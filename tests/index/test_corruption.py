@@ -11,7 +11,7 @@ import random
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -50,8 +50,20 @@ def _answers(workspace: Workspace) -> tuple[list[list[tuple[str, str]]], list[st
     return answers, notes
 
 
+class Pristine(NamedTuple):
+    """A built workspace, its database's bytes once closed, and the answers it gives."""
+
+    root: Path
+    database: bytes
+    answers: list[list[tuple[str, str]]]
+
+    def __repr__(self) -> str:
+        # Hypothesis prints the arguments of a failing example: the database itself would hide the flips.
+        return f"Pristine({self.root}, {len(self.database):,} bytes)"
+
+
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, list[list[tuple[str, str]]]]:
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
     """A built workspace, its database's bytes once closed, and the answers it gives."""
     root = tmp_path_factory.mktemp("ws")
     write(root, _corpus())
@@ -61,7 +73,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, lis
     db = root / ".agentty" / "rag_code.ragdb"
     assert not Path(f"{db}-wal").exists()  # closed cleanly: everything is in the main file
     assert all(answers)
-    return root, db.read_bytes(), answers
+    return Pristine(root, db.read_bytes(), answers)
 
 
 def _install(root: Path, database: bytes) -> None:
@@ -80,9 +92,7 @@ def _damage(root: Path, pristine_bytes: bytes, page: int, noise: bytes) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_a_random_damaged_page_is_rebuilt_or_harmless_never_wrong(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], data: st.DataObject
-) -> None:
+def test_a_random_damaged_page_is_rebuilt_or_harmless_never_wrong(pristine: Pristine, data: st.DataObject) -> None:
     root, pristine_bytes, expected = pristine
     pages = len(pristine_bytes) // PAGE
     page = data.draw(st.integers(0, pages - 1), label="page")
@@ -93,9 +103,7 @@ def test_a_random_damaged_page_is_rebuilt_or_harmless_never_wrong(
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 7)), min_size=1, max_size=12))
-def test_random_bit_flips_are_rebuilt_or_harmless_never_wrong(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], flips: list[tuple[int, int]]
-) -> None:
+def test_random_bit_flips_are_rebuilt_or_harmless_never_wrong(pristine: Pristine, flips: list[tuple[int, int]]) -> None:
     root, pristine_bytes, expected = pristine
     data = bytearray(pristine_bytes)
     for position, bit in flips:
@@ -133,7 +141,7 @@ def _answers_after_a_change(
 
 
 def test_a_changed_postings_blob_is_caught_by_its_checksum_and_rebuilt(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
+    pristine: Pristine,
 ) -> None:
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
@@ -150,7 +158,7 @@ def test_a_changed_postings_blob_is_caught_by_its_checksum_and_rebuilt(
 
 
 def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]],
+    pristine: Pristine,
 ) -> None:
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
@@ -170,9 +178,7 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     ["key = 'b' || substr(key, 2)", "skip = 1", "redacted = 'x'", "chunks = chunks + 1"],
     ids=["key", "skip", "redacted", "chunks"],
 )
-def test_a_changed_file_row_is_caught_by_its_checksum_and_rebuilt(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], change: str
-) -> None:
+def test_a_changed_file_row_is_caught_by_its_checksum_and_rebuilt(pristine: Pristine, change: str) -> None:
     # a changed key indexed the file twice, a skip reason dropped it, a redaction count broke status
     root, pristine_bytes, expected = pristine
     sql = f"UPDATE files SET {change} WHERE key = 'code:pkg/mod_11.py'"
@@ -218,7 +224,7 @@ def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
     raise AssertionError(f"no row of chunk {slot}")
 
 
-def test_a_damaged_row_key_is_caught_and_rebuilt(pristine: tuple[Path, bytes, list[list[tuple[str, str]]]]) -> None:
+def test_a_damaged_row_key_is_caught_and_rebuilt(pristine: Pristine) -> None:
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
     path, lines = expected[1][0][0].removeprefix("code:").rsplit(":", 1)
@@ -248,7 +254,7 @@ def _root_page(root: Path, name: str) -> int:
 
 @pytest.mark.parametrize("died_mid_update", [True, False])
 def test_a_writer_that_died_mid_update_makes_the_next_opener_check_the_database(
-    pristine: tuple[Path, bytes, list[list[tuple[str, str]]]], died_mid_update: bool
+    pristine: Pristine, died_mid_update: bool
 ) -> None:
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
