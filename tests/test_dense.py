@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings
+from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked
 from agentty_rag.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, CompatServer, free_port, write
 
@@ -204,3 +205,37 @@ def test_an_edit_reverted_finds_its_old_vector_without_embedding_again(
     write(tmp_path, {"docs/page03.md": pages["docs/page03.md"]})
     assert index.refresh().changed == 1
     assert index.vector_coverage() == (20, 20)  # the reverted text's vector was kept and is found by slot
+
+
+CODE = {
+    "core/loop.py": "def run_event_loop(handlers):\n    '''Run the event loop until it is stopped.'''\n"
+    "    while handlers:\n        tick(handlers)\n\n\ndef tick(handlers):\n    '''One turn of the loop.'''\n"
+    "    for handler in handlers:\n        handler()\n\n\ndef stop_loop(handlers):\n    handlers.clear()\n",
+    "util/spin.py": "def spin_once(callback):\n    '''Call back once, like one turn of an event loop.'''\n"
+    "    callback()\n",
+    "util/text.py": "def shout(text):\n    return text.upper()\n",
+}
+
+
+def test_a_short_code_question_in_hybrid_mode_weighs_a_share_of_the_files_evidence(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, CODE)
+    query = "where does the event loop run"
+    lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code(query, k=3)
+    server = compat_server()
+    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
+    workspace.index("code").refresh()
+    workspace.embed_all("code")
+    hybrid = workspace.search_code(query, k=3)
+    assert lexical.result.mode == "bm25" and hybrid.result.mode == "hybrid"
+
+    def file_parts(explanations: tuple[Reranked, ...]) -> list[float]:
+        return [value for r in explanations for name, value in r.contributions if name == "file file_bm25"]
+
+    full = FILE_FEATURES["file_bm25"][0]
+    # BM25 mode: the file order's lead passage carries its file's evidence in full ...
+    assert max(file_parts(lexical.explanations)) == pytest.approx(full)
+    # ... hybrid mode: one order, where no passage carries more than the share.
+    assert 0 < max(file_parts(hybrid.explanations)) <= full * HYBRID_FILE_SHARE + 1e-9
+    assert hybrid.structured["results"][0]["path"] == "core/loop.py"

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
-from agentty_rag.retrieve.rerank import FILE_FEATURES, rank_files, rerank
+from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, rank_files, rerank, scaled
 from agentty_rag.retrieve.stages.rerank import standings
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
@@ -26,13 +26,19 @@ def _chunk(ref: str, start: int, symbol: str) -> Chunk:
     return Chunk("code", ref, start, start + 5, f"def {symbol}(): ...", "python", "function", "", symbol)
 
 
-def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_its_own() -> None:
-    profile = _profile(("event", "loop"))
+def _central_file_and_lone_passage() -> tuple[list[Candidate], Candidate]:
+    """Two passages of a file with strong evidence, and a stronger passage of a file with none."""
     central = [
         Candidate(_chunk("core.py", 1, "run"), 0.8, frozenset({"loop"}), frozenset(), frozenset(), file_score=1.0),
         Candidate(_chunk("core.py", 20, "tick"), 0.5, frozenset({"loop"}), frozenset(), frozenset(), file_score=1.0),
     ]
     lone = Candidate(_chunk("misc.py", 1, "loop_once"), 1.0, frozenset({"event", "loop"}), frozenset(), frozenset())
+    return central, lone
+
+
+def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_its_own() -> None:
+    profile = _profile(("event", "loop"))
+    central, lone = _central_file_and_lone_passage()
     passages = rerank([*central, lone], profile)
     assert passages[0].candidate is lone  # the passage order: the strongest passage alone
     by_file = rank_files(passages, profile)
@@ -43,6 +49,21 @@ def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_it
     second = next(r for r in by_file if r.candidate is central[1])
     share = passages[2].score / passages[0].score * 0.5
     assert abs(dict(second.contributions)["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * share) < 1e-12
+
+
+def test_in_hybrid_mode_a_share_of_the_files_evidence_joins_the_passage_order() -> None:
+    profile = _profile(("event", "loop"))
+    central, lone = _central_file_and_lone_passage()
+    twin = Candidate(_chunk("other.py", 1, "spin"), 0.8, frozenset({"loop"}), frozenset(), frozenset())
+    passages = rerank([*central, lone, twin], profile)
+    assert rank_files(passages, profile)[0].candidate is central[0]  # full weight: the central file leads
+    hybrid = rank_files(passages, profile, scaled(FILE_FEATURES, HYBRID_FILE_SHARE))
+    assert hybrid[0].candidate is lone  # a share of it: the strongest passage keeps the lead ...
+    order = [r.candidate for r in hybrid]
+    assert order.index(central[0]) < order.index(twin)  # ... and the central file passes its equal elsewhere
+    parts = dict(hybrid[order.index(central[0])].contributions)
+    relative = passages[[r.candidate for r in passages].index(central[0])].score / passages[0].score
+    assert abs(parts["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * HYBRID_FILE_SHARE * relative) < 1e-12
 
 
 def test_standings_fall_with_the_merged_rank() -> None:

@@ -54,9 +54,13 @@ def lexical_lean(query: str) -> float:
     return min(1.0, share * 2)
 
 
-def leg_weights(query: str, bm25_weight: float, dense_weight: float) -> dict[str, float]:
-    """The user's weights scaled by the query's lean (a weight of 0 stays 0)."""
-    lean = lexical_lean(query)
+def leg_weights(query: str, bm25_weight: float, dense_weight: float, long: bool = False) -> dict[str, float]:
+    """The user's weights scaled by the query's lean (a weight of 0 stays 0).
+
+    A ``long`` query (an issue, a pasted log) leans lexical in full: the embedding model reads only its
+    first few hundred tokens, while its rare terms, paths and names are the lexical leg's strongest evidence.
+    """
+    lean = 1.0 if long else lexical_lean(query)
     return {
         "lexical": bm25_weight * (1.0 - LEAN * (1.0 - lean)),
         "dense": dense_weight * (1.0 - LEAN * lean),

@@ -51,6 +51,9 @@ FILE_FEATURES: dict[str, tuple[float, Feature]] = {
 }
 # The share of a file's evidence its next passage gets (the best passage gets all of it).
 REPEAT = 0.5
+# In hybrid mode the files' (lexical) evidence joins the passage order at this share of its weight instead of
+# leading it: a central file still comes forward, but rarely past the passage both legs agree on.
+HYBRID_FILE_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,23 @@ def rank_files(
     return out
 
 
+def scaled(weights: dict[str, tuple[float, Feature]], share: float) -> dict[str, tuple[float, Feature]]:
+    """``weights`` with every weight multiplied by ``share``."""
+    return {name: (weight * share, feature) for name, (weight, feature) in weights.items()}
+
+
 def _order(reranked: Reranked) -> tuple[float, str]:
     return (-round(reranked.score, 9), f.key_of(reranked.candidate))
 
 
-__all__ = ["FEATURES", "FILE_FEATURES", "REPEAT", "Reranked", "rank_files", "rerank", "rerank_pool"]
+__all__ = [
+    "FEATURES",
+    "FILE_FEATURES",
+    "HYBRID_FILE_SHARE",
+    "REPEAT",
+    "Reranked",
+    "rank_files",
+    "rerank",
+    "rerank_pool",
+    "scaled",
+]

@@ -30,7 +30,7 @@ class Fuse:
     def run(self, ranking: Ranking) -> Ranking:
         request = ranking.request
         if request.hybrid:
-            weights = leg_weights(request.query, self.bm25_weight, self.dense_weight)
+            weights = leg_weights(request.query, self.bm25_weight, self.dense_weight, request.analysis.long)
             fused = rrf(request.legs, weights)
         else:
             fused = list(request.legs["lexical"])  # one leg: fusion is the identity

@@ -2,8 +2,10 @@
 
 With ``files`` on an index that ranks files (code), the pool first takes in each strong file's best chunk
 and the definitions of the names the query asks for, every candidate learns its file's evidence, and the
-reranked passages are also ranked as files (``rerank.rank_files``); the result leads with the file order
-for a short lexical query and then alternates with the passage order (``files.merge_orders``).
+reranked passages are also ranked as files (``rerank.rank_files``). In BM25 mode the result leads with the
+file order for a short query and then alternates with the passage order (``files.merge_orders``); in hybrid
+mode a short query gets one order, each passage with a share of its file's evidence
+(``rerank.HYBRID_FILE_SHARE``). A long query (an issue, a pasted log) starts with the passage order in both.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from agentty_rag.config import Settings
 from agentty_rag.retrieve.candidates import file_evidence, more_candidates
 from agentty_rag.retrieve.files import FILE_LEAD, merge_orders
 from agentty_rag.retrieve.ranking import Ranking, reordered, with_candidates
-from agentty_rag.retrieve.rerank import Reranked, rank_files, rerank
+from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked, rank_files, rerank, scaled
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 from agentty_rag.types import Hit
 
@@ -38,11 +40,15 @@ class Rerank:
             return ranking
         passages = rerank(ranking.candidates, ranking.profile)
         order, scores = passages, [r.score for r in passages]
-        if by_files:
+        if by_files and ranking.request.hybrid and not ranking.request.analysis.long:
+            # The dense leg has read the question for its meaning: one order, the passages with a share of
+            # their files' evidence.
+            order = rank_files(passages, ranking.profile, scaled(FILE_FEATURES, HYBRID_FILE_SHARE))
+            scores = standings(order, order, order)
+        elif by_files:
             by_file = rank_files(passages, ranking.profile)
-            # The file order leads a short lexical query; a long one, or one the dense leg has read for its
-            # meaning, starts with the passage order.
-            lead = 0 if ranking.request.analysis.long or ranking.request.hybrid else FILE_LEAD
+            # The file order leads a short query; a long one starts with the passage order.
+            lead = 0 if ranking.request.analysis.long else FILE_LEAD
             order = merge_orders(by_file, passages, lead, key=lambda r: id(r.candidate))
             scores = standings(order, by_file, passages)
         position = {id(candidate): i for i, candidate in enumerate(ranking.candidates)}
