@@ -11,7 +11,7 @@ from pathlib import Path
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
-from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, rank_files, rerank, scaled
+from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_FEATURES, HYBRID_FILE_SHARE, rank_files, rerank
 from agentty_rag.retrieve.stages.rerank import standings
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
@@ -57,7 +57,7 @@ def test_in_hybrid_mode_a_share_of_the_files_evidence_joins_the_passage_order() 
     twin = Candidate(_chunk("other.py", 1, "spin"), 0.8, frozenset({"loop"}), frozenset(), frozenset())
     passages = rerank([*central, lone, twin], profile)
     assert rank_files(passages, profile)[0].candidate is central[0]  # full weight: the central file leads
-    hybrid = rank_files(passages, profile, scaled(FILE_FEATURES, HYBRID_FILE_SHARE))
+    hybrid = rank_files(passages, profile, HYBRID_FILE_FEATURES)
     assert hybrid[0].candidate is lone  # a share of it: the strongest passage keeps the lead ...
     order = [r.candidate for r in hybrid]
     assert order.index(central[0]) < order.index(twin)  # ... and the central file passes its equal elsewhere

@@ -54,6 +54,9 @@ REPEAT = 0.5
 # In hybrid mode the files' (lexical) evidence joins the passage order at this share of its weight instead of
 # leading it: a central file still comes forward, but rarely past the passage both legs agree on.
 HYBRID_FILE_SHARE = 0.15
+HYBRID_FILE_FEATURES = {
+    name: (weight * HYBRID_FILE_SHARE, feature) for name, (weight, feature) in FILE_FEATURES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -129,11 +132,6 @@ def rank_files(
     return out
 
 
-def scaled(weights: dict[str, tuple[float, Feature]], share: float) -> dict[str, tuple[float, Feature]]:
-    """``weights`` with every weight multiplied by ``share``."""
-    return {name: (weight * share, feature) for name, (weight, feature) in weights.items()}
-
-
 def _order(reranked: Reranked) -> tuple[float, str]:
     return (-round(reranked.score, 9), f.key_of(reranked.candidate))
 
@@ -141,11 +139,11 @@ def _order(reranked: Reranked) -> tuple[float, str]:
 __all__ = [
     "FEATURES",
     "FILE_FEATURES",
+    "HYBRID_FILE_FEATURES",
     "HYBRID_FILE_SHARE",
     "REPEAT",
     "Reranked",
     "rank_files",
     "rerank",
     "rerank_pool",
-    "scaled",
 ]

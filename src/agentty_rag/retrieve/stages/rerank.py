@@ -5,7 +5,7 @@ and the definitions of the names the query asks for, every candidate learns its 
 reranked passages are also ranked as files (``rerank.rank_files``). In BM25 mode the result leads with the
 file order for a short query and then alternates with the passage order (``files.merge_orders``); in hybrid
 mode a short query gets one order, each passage with a share of its file's evidence
-(``rerank.HYBRID_FILE_SHARE``). A long query (an issue, a pasted log) starts with the passage order in both.
+(``rerank.HYBRID_FILE_FEATURES``). A long query (an issue, a pasted log) starts with the passage order in both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from agentty_rag.config import Settings
 from agentty_rag.retrieve.candidates import file_evidence, more_candidates
 from agentty_rag.retrieve.files import FILE_LEAD, merge_orders
 from agentty_rag.retrieve.ranking import Ranking, reordered, with_candidates
-from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked, rank_files, rerank, scaled
+from agentty_rag.retrieve.rerank import HYBRID_FILE_FEATURES, Reranked, rank_files, rerank
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 from agentty_rag.types import Hit
 
@@ -43,7 +43,7 @@ class Rerank:
         if by_files and ranking.request.hybrid and not ranking.request.analysis.long:
             # The dense leg has read the question for its meaning: one order, the passages with a share of
             # their files' evidence.
-            order = rank_files(passages, ranking.profile, scaled(FILE_FEATURES, HYBRID_FILE_SHARE))
+            order = rank_files(passages, ranking.profile, HYBRID_FILE_FEATURES)
             scores = standings(order, order, order)
         elif by_files:
             by_file = rank_files(passages, ranking.profile)
