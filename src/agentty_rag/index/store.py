@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import IndexBusy, IndexCorrupt
 from agentty_rag.index.chunk_terms import decode_terms
 from agentty_rag.index.database import ERRORS, Database, checksum, classify
 from agentty_rag.index.lexical import FieldTerms, Segment
@@ -50,6 +52,9 @@ def _meta_checksum(meta: Mapping[str, object]) -> str:
     return checksum(*(part for key in sorted(meta) for part in (key, meta[key])))
 
 
+_TABLES = frozenset({"meta", "files", "chunks", "bodies", "vocab", "segments", "vectors"})
+# Between two tries at creating the tables while another process holds the write lock.
+_RETRY_S = 0.05
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -109,11 +114,7 @@ class Store(Database):
         try:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
-            known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not {"meta", "files", "chunks", "bodies", "vocab", "segments", "vectors"} <= known:
-                # A new database (or one from before a table existed): this needs a write lock.
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.executescript(_SCHEMA)
+            self._create_tables(time.monotonic() + busy_timeout_s)
             version = dict(self._db.execute("SELECT key, value FROM meta").fetchall()).get("schema_version")
         except ERRORS as error:
             with contextlib.suppress(*ERRORS):
@@ -124,6 +125,23 @@ class Store(Database):
         elif version != str(SCHEMA_VERSION):
             self._db.close()
             raise IndexCorrupt(f"{path.name} has schema version {version}; this version reads {SCHEMA_VERSION}")
+
+    def _create_tables(self, deadline: float) -> None:
+        """Create what a new database (or one from before a table existed) lacks. This needs a write lock, and
+        SQLite answers "locked" at once, without waiting, when another process holds one while the journal
+        mode changes: two processes opening a new index together retry here until ``deadline``."""
+        while True:
+            try:
+                known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if _TABLES <= known:
+                    return
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError as error:
+                if not isinstance(classify(error, self.path.name), IndexBusy) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(_RETRY_S)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
