@@ -244,6 +244,34 @@ def test_a_damaged_row_key_is_caught_and_rebuilt(pristine: Pristine) -> None:
     assert any("rebuilding the code index" in note for note in notes)
 
 
+@pytest.mark.parametrize("bit", [0, 2], ids=["term-sorts-later", "term-sorts-earlier"])
+def test_a_damaged_vocabulary_term_is_caught_not_taken_for_an_unknown_word(pristine: Pristine, bit: int) -> None:
+    """A flipped letter in a term's row ("token" read as "uoken" or "poken") hides the term from the query that
+    asks for it; the lookup must see the damage, not answer as if the word were not in the corpus."""
+    root, pristine_bytes, expected = pristine
+    _install(root, pristine_bytes)
+    db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    pages = [row[0] for row in db.execute("SELECT pageno FROM dbstat WHERE name = 'vocab' AND pagetype = 'leaf'")]
+    db.close()
+    data = bytearray(pristine_bytes)
+    positions = [
+        (page - 1) * PAGE + offset
+        for page in pages
+        for offset in range(PAGE)
+        if data[(page - 1) * PAGE + offset :].startswith(b"token")
+    ]
+    assert len(positions) == 1
+    data[positions[0]] ^= 1 << bit
+    _install(root, bytes(data))
+    workspace = Workspace(root, load_settings(LEXICAL))
+    try:
+        answers, notes = _answers(workspace)
+    finally:
+        workspace.close()
+    assert any("a term of rag_code.ragdb does not match its checksum" in note for note in notes)
+    assert answers == expected
+
+
 def _root_page(root: Path, name: str) -> int:
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
     try:

@@ -52,6 +52,7 @@ def _meta_checksum(meta: Mapping[str, object]) -> str:
     return checksum(*(part for key in sorted(meta) for part in (key, meta[key])))
 
 
+_TERM_ROW = "SELECT term, id, checksum FROM vocab"
 _TABLES = frozenset({"meta", "files", "chunks", "bodies", "vocab", "segments", "vectors"})
 # Between two tries at creating the tables while another process holds the write lock.
 _RETRY_S = 0.05
@@ -228,10 +229,17 @@ class Store(Database):
             yield row[0], decode_terms(fields, row[_TERMS])
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
-        rows = list(self.rows_in("SELECT term, id, checksum FROM vocab WHERE term IN ({marks})", sorted(set(terms))))
+        wanted = sorted(set(terms))
+        rows = list(self.rows_in(_TERM_ROW + " WHERE term IN ({marks})", wanted))
+        found = {term for term, _, _ in rows}
+        # A damaged term is a row that no longer matches what it was stored under: the search for the term
+        # ends beside it, so the rows on either side of a term that is missing are checked too.
+        for missing in (term for term in wanted if term not in found):
+            rows += self.run(f"{_TERM_ROW} WHERE term < ? ORDER BY term DESC LIMIT 1", (missing,))
+            rows += self.run(f"{_TERM_ROW} WHERE term > ? ORDER BY term LIMIT 1", (missing,))
         if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
-        return {term: term_id for term, term_id, _ in rows}
+        return {term: term_id for term, term_id, _ in rows if term in found}
 
     def vocab_size(self) -> int:
         return int(self.run("SELECT COALESCE(MAX(id) + 1, 0) FROM vocab")[0][0])
