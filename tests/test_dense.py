@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings
+from agentty_rag.retrieve.pipeline import LONG_QUERY_MODE
 from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked
 from agentty_rag.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, CompatServer, free_port, write
@@ -239,3 +240,33 @@ def test_a_short_code_question_in_hybrid_mode_weighs_a_share_of_the_files_eviden
     # ... hybrid mode: one order, where no passage carries more than the share.
     assert 0 < max(file_parts(hybrid.explanations)) <= full * HYBRID_FILE_SHARE + 1e-9
     assert hybrid.structured["results"][0]["path"] == "core/loop.py"
+
+
+# An issue: what broke, a traceback and the code around it (more than 30 distinct terms).
+LONG_QUERY = (
+    "The event loop never stops after stop_loop is called from a handler. Steps to reproduce: register two "
+    "handlers, call stop_loop(handlers) inside the first one, then run_event_loop keeps spinning.\n"
+    'Traceback (most recent call last):\n  File "core/loop.py", line 4, in run_event_loop\n    tick(handlers)\n'
+    '  File "core/loop.py", line 10, in tick\n    handler()\nRuntimeError: list changed size during iteration\n'
+    "Expected the loop to return once the handlers list is empty; observed an error on every platform we tried."
+)
+
+
+def test_a_long_code_query_is_searched_by_the_lexical_leg_alone_without_embedding_it(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, CODE)
+    lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code(LONG_QUERY, k=3)
+    server = compat_server()
+    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
+    workspace.index("code").refresh()
+    workspace.embed_all("code")
+    assert workspace.search_code("where does the event loop run", k=3).result.mode == "hybrid"
+    server.stop()  # the long query must not ask the server for its embedding
+    long = workspace.search_code(LONG_QUERY, k=3)
+    assert long.result.mode == f"bm25 ({LONG_QUERY_MODE})"
+    assert LONG_QUERY_MODE in long.text
+    assert [r["provenance"] for r in long.structured["results"]] == [
+        r["provenance"] for r in lexical.structured["results"]
+    ]
+    assert long.structured["results"][0]["path"] == "core/loop.py"

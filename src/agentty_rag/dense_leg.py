@@ -26,7 +26,9 @@ from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, 
 from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.leg_check import LegChecks
+from agentty_rag.retrieve.candidates import long_code_query
 from agentty_rag.retrieve.legs import Verdict
+from agentty_rag.retrieve.pipeline import LONG_QUERY_MODE
 
 log = logging.getLogger(__name__)
 
@@ -206,10 +208,13 @@ class DenseLeg:
             self.checks.failed(index)
             log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
 
-    def wanted(self, index: CorpusIndex) -> bool:
-        """Whether a search of the index would use the query's vector: False when the leg check keeps the index
-        lexical, so the query is not embedded at all. Decided only when the index is free now (a build may hold
-        it): otherwise the query is embedded and ``checked`` drops the vector."""
+    def wanted(self, index: CorpusIndex, query: str = "") -> bool:
+        """Whether a search of the index would use the query's vector: False for a long query of a code index
+        (``long_code_query``) and when the leg check keeps the index lexical, so the query is not embedded at
+        all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
+        embedded and ``checked`` drops the vector."""
+        if long_code_query(index, query):
+            return False
         self.ensure()  # the verdict holds for the session's model: the (bounded, once) probe names it
         with index.reading(timeout=0) as held:
             return not held or self._lexical_verdict(index) is None
@@ -262,7 +267,7 @@ class DenseLeg:
             return f"bm25 (dense unavailable: {self.status.reason})" if self._expected(index) else "bm25"
         return "bm25"
 
-    def mode(self, mode: str, index: CorpusIndex, degraded: str) -> str:
+    def mode(self, mode: str, index: CorpusIndex, degraded: str, query: str = "") -> str:
         """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
         status = self.status
         if degraded or status.state == "unavailable":
@@ -284,6 +289,8 @@ class DenseLeg:
                     "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
+            if mode == "bm25" and long_code_query(index, query):
+                return f"bm25 ({LONG_QUERY_MODE})"
         return mode
 
     def _expected(self, index: CorpusIndex) -> bool:

@@ -120,7 +120,7 @@ class Workspace:
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
         deadline = time.monotonic() + wait
-        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index) else (None, "")
+        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index, query) else (None, "")
         try:
             attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
         except IndexNotBuilt:
@@ -166,7 +166,7 @@ class Workspace:
             if retrieved is None:
                 mode = self.dense.mode("bm25", index, degraded)
                 return Attempt(index, None, mode, nothing_indexed(name, self.places), notes)
-            mode = self.dense.mode(retrieved.mode, index, degraded)
+            mode = self.dense.mode(retrieved.mode, index, degraded, query)
             notes += retrieved.notes
         reason = (
             ""
@@ -292,7 +292,7 @@ class Workspace:
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
-        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index) else None
+        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index, query) else None
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)

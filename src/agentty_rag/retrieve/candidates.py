@@ -56,6 +56,13 @@ class QueryAnalysis:
     long: bool = False
 
 
+def long_code_query(index: CorpusIndex, query: str) -> bool:
+    """A long query (an issue, a pasted log) of a code index is searched by the lexical leg alone: the embedding
+    model reads its first few hundred tokens, while its rare terms, paths and names are the lexical leg's
+    strongest evidence. Measured on the issue texts of the README's quality tables."""
+    return index.config.scoring.rank_files and len(set(index.tokenize(query))) > LONG_QUERY_TERMS
+
+
 def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
     """The weighted terms of ``query``; for code also the names it asks for and the identifiers it spells out."""
     terms = index.tokenize(query)

@@ -60,6 +60,10 @@ class Filters:
         return True
 
 
+# Why a long query of a code index was not embedded or fused (``candidates.long_code_query``).
+LONG_QUERY_MODE = "a long query is searched by the lexical leg alone"
+
+
 @dataclass(frozen=True)
 class Plan:
     """How a search runs, built from the settings: whether the dense leg may join, and the stages after
@@ -114,8 +118,8 @@ def generate(
     lexical = index.lexical_scores(analysis.weights, allowed, files=files)
     legs = {"lexical": [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]}
     funnel = Funnel().then("lexical", len(legs["lexical"]))
-    dense = query_vector is not None and plan.dense
-    if query_vector is not None and plan.dense:
+    dense = query_vector is not None and plan.dense and not (ranks_files and analysis.long)  # see long_code_query
+    if dense and query_vector is not None:
         legs["dense"] = index.dense_search(query_vector, candidate_pool(k), allowed)
         funnel = funnel.then("dense", len(legs["dense"]))
     request = Request(index, query, k, analysis, lexical, legs, allowed, candidate_pool(k), embed if dense else None)
@@ -152,7 +156,7 @@ def search(
     return Retrieved(
         shown,
         ranking.funnel.then("returned", len(shown)),
-        "hybrid" if ranking.request.hybrid else "bm25",
+        _mode(ranking.request, query_vector is not None and plan.dense),
         explained(ranking),
         confidence(ranking),
         ranking.profile,
@@ -162,4 +166,13 @@ def search(
     )
 
 
-__all__ = ["Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]
+def _mode(request: Request, offered: bool) -> str:
+    """How the ranking was produced: ``hybrid``, or ``bm25`` with why a vector that was offered went unused."""
+    if request.hybrid:
+        return "hybrid"
+    if offered and request.analysis.long and request.index.config.scoring.rank_files:
+        return f"bm25 ({LONG_QUERY_MODE})"
+    return "bm25"
+
+
+__all__ = ["LONG_QUERY_MODE", "Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]
