@@ -213,9 +213,9 @@ class DenseLeg:
         (``long_code_query``) and when the leg check keeps the index lexical, so the query is not embedded at
         all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
         embedded and ``checked`` drops the vector."""
+        self.ensure()  # the (bounded, once) probe names the session's model: the verdict and the header need it
         if long_code_query(index, query):
             return False
-        self.ensure()  # the verdict holds for the session's model: the (bounded, once) probe names it
         with index.reading(timeout=0) as held:
             return not held or self._lexical_verdict(index) is None
 
