@@ -264,6 +264,8 @@ def test_a_long_code_query_is_searched_by_the_lexical_leg_alone_without_embeddin
     assert workspace.search_code("where does the event loop run", k=3).result.mode == "hybrid"
     first = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0").search_code(LONG_QUERY, k=3)
     assert first.result.mode == f"bm25 ({LONG_QUERY_MODE})"  # a session's first search says why, too
+    dense_only = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0", AGENTTY_RAG_BM25_WEIGHT="0")
+    assert dense_only.search_code(LONG_QUERY, k=3).result.mode == "hybrid"  # the weights still rule the legs
     server.stop()  # the long query must not ask the server for its embedding
     long = workspace.search_code(LONG_QUERY, k=3)
     assert long.result.mode == f"bm25 ({LONG_QUERY_MODE})"

@@ -214,7 +214,7 @@ class DenseLeg:
         all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
         embedded and ``checked`` drops the vector."""
         self.ensure()  # the (bounded, once) probe names the session's model: the verdict and the header need it
-        if long_code_query(index, query):
+        if self.settings.bm25_weight > 0 and long_code_query(index, query):
             return False
         with index.reading(timeout=0) as held:
             return not held or self._lexical_verdict(index) is None
@@ -289,7 +289,7 @@ class DenseLeg:
                     "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
-            if mode == "bm25" and long_code_query(index, query):
+            if mode == "bm25" and self.settings.bm25_weight > 0 and long_code_query(index, query):
                 return f"bm25 ({LONG_QUERY_MODE})"
         return mode
 

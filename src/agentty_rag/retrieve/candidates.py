@@ -57,9 +57,10 @@ class QueryAnalysis:
 
 
 def long_code_query(index: CorpusIndex, query: str) -> bool:
-    """A long query (an issue, a pasted log) of a code index is searched by the lexical leg alone: the embedding
-    model reads its first few hundred tokens, while its rare terms, paths and names are the lexical leg's
-    strongest evidence. Measured on the issue texts of the README's quality tables."""
+    """A long query (an issue, a pasted log) of a code index is searched by the lexical leg alone (when that leg
+    has a weight): the embedding model reads its first few hundred tokens, while its rare terms, paths and
+    names are the lexical leg's strongest evidence. Measured on the issue texts of the README's quality
+    tables."""
     return index.config.scoring.rank_files and len(set(index.tokenize(query))) > LONG_QUERY_TERMS
 
 

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.retrieve.candidates import analyse_query
+from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
 from agentty_rag.retrieve.files import top_indices
@@ -71,10 +71,16 @@ class Plan:
 
     stages: tuple[Stage, ...]
     dense: bool = True
+    lexical: bool = True  # the lexical leg has a weight in the fusion (0: the dense leg ranks alone)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Plan:
-        return cls(build_stages(settings), dense=settings.dense_weight > 0)
+        return cls(build_stages(settings), dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0)
+
+    def lexical_alone(self, index: CorpusIndex, analysis: QueryAnalysis) -> bool:
+        """A long query of a code index is searched by the lexical leg alone (``candidates.long_code_query``),
+        unless the lexical leg has no weight."""
+        return self.lexical and index.config.scoring.rank_files and analysis.long
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ def generate(
     lexical = index.lexical_scores(analysis.weights, allowed, files=files)
     legs = {"lexical": [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]}
     funnel = Funnel().then("lexical", len(legs["lexical"]))
-    dense = query_vector is not None and plan.dense and not (ranks_files and analysis.long)  # see long_code_query
+    dense = query_vector is not None and plan.dense and not plan.lexical_alone(index, analysis)
     if dense and query_vector is not None:
         legs["dense"] = index.dense_search(query_vector, candidate_pool(k), allowed)
         funnel = funnel.then("dense", len(legs["dense"]))
@@ -156,7 +162,10 @@ def search(
     return Retrieved(
         shown,
         ranking.funnel.then("returned", len(shown)),
-        _mode(ranking.request, query_vector is not None and plan.dense),
+        _mode(
+            ranking.request,
+            query_vector is not None and plan.dense and plan.lexical_alone(index, ranking.request.analysis),
+        ),
         explained(ranking),
         confidence(ranking),
         ranking.profile,
@@ -166,13 +175,11 @@ def search(
     )
 
 
-def _mode(request: Request, offered: bool) -> str:
-    """How the ranking was produced: ``hybrid``, or ``bm25`` with why a vector that was offered went unused."""
+def _mode(request: Request, set_aside: bool) -> str:
+    """How the ranking was produced: ``hybrid``, or ``bm25`` and why, when a long query set the vector aside."""
     if request.hybrid:
         return "hybrid"
-    if offered and request.analysis.long and request.index.config.scoring.rank_files:
-        return f"bm25 ({LONG_QUERY_MODE})"
-    return "bm25"
+    return f"bm25 ({LONG_QUERY_MODE})" if set_aside else "bm25"
 
 
 __all__ = ["LONG_QUERY_MODE", "Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]
