@@ -5,8 +5,8 @@ and the definitions of the names the query asks for, every candidate learns its 
 reranked passages are also ranked as files (``rerank.rank_files``). In BM25 mode the result leads with the
 file order for a short query and then alternates with the passage order (``files.merge_orders``); in hybrid
 mode a short query gets one order, each passage with a share of its file's evidence
-(``rerank.HYBRID_FILE_FEATURES``). A long query (an issue, a pasted log), which a code index searches by the
-lexical leg alone, starts with the passage order.
+(``rerank.HYBRID_FILE_FEATURES``). A long query (an issue, a pasted log) starts with the passage order; a code
+index searches it by the lexical leg alone unless that leg has no weight (``candidates.long_code_query``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Rerank:
             return ranking
         passages = rerank(ranking.candidates, ranking.profile)
         order, scores = passages, [r.score for r in passages]
-        if by_files and ranking.request.hybrid:  # never a long query: see candidates.long_code_query
+        if by_files and ranking.request.hybrid and not ranking.request.analysis.long:
             # The dense leg has read the question for its meaning: one order, the passages with a share of
             # their files' evidence.
             order = rank_files(passages, ranking.profile, HYBRID_FILE_FEATURES)
