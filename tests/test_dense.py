@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings
-from agentty_rag.retrieve.pipeline import LONG_QUERY_MODE
+from agentty_rag.dense_leg import LONG_QUERY_MODE
 from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked
 from agentty_rag.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, CompatServer, free_port, write

@@ -26,11 +26,13 @@ from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, 
 from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.leg_check import LegChecks
-from agentty_rag.retrieve.candidates import long_code_query
+from agentty_rag.retrieve.candidates import is_long, lexical_alone
 from agentty_rag.retrieve.legs import Verdict
-from agentty_rag.retrieve.pipeline import LONG_QUERY_MODE
 
 log = logging.getLogger(__name__)
+
+# The header's reason when a long query of a code index was searched without its embedding.
+LONG_QUERY_MODE = "a long query is searched by the lexical leg alone"
 
 FAILURES_BEFORE_OFF = 3
 # The command line embeds at most this many missing chunks before a search (an edited file or two).
@@ -210,11 +212,11 @@ class DenseLeg:
 
     def wanted(self, index: CorpusIndex, query: str = "") -> bool:
         """Whether a search of the index would use the query's vector: False for a long query of a code index
-        (``long_code_query``) and when the leg check keeps the index lexical, so the query is not embedded at
+        (``candidates.lexical_alone``) and when the leg check keeps the index lexical, so the query is not embedded at
         all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
         embedded and ``checked`` drops the vector."""
         self.ensure()  # the (bounded, once) probe names the session's model: the verdict and the header need it
-        if self.settings.bm25_weight > 0 and long_code_query(index, query):
+        if self._lexical_alone(index, query):
             return False
         with index.reading(timeout=0) as held:
             return not held or self._lexical_verdict(index) is None
@@ -222,6 +224,9 @@ class DenseLeg:
     def checked(self, index: CorpusIndex, vector: Vector | None) -> Vector | None:
         """The query's vector, or None when the leg check keeps this index's searches lexical."""
         return None if vector is None or self._lexical_verdict(index) is not None else vector
+
+    def _lexical_alone(self, index: CorpusIndex, query: str) -> bool:
+        return lexical_alone(index, is_long(index, query), self.settings.bm25_weight > 0)
 
     def _lexical_verdict(self, index: CorpusIndex) -> Verdict | None:
         profile = self.status.profile
@@ -289,7 +294,7 @@ class DenseLeg:
                     "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
-            if mode == "bm25" and self.settings.bm25_weight > 0 and long_code_query(index, query):
+            if mode == "bm25" and self._lexical_alone(index, query):
                 return f"bm25 ({LONG_QUERY_MODE})"
         return mode
 
@@ -310,4 +315,4 @@ class DenseLeg:
         return known
 
 
-__all__ = ["FAILURES_BEFORE_OFF", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]
+__all__ = ["FAILURES_BEFORE_OFF", "LONG_QUERY_MODE", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]

@@ -56,12 +56,17 @@ class QueryAnalysis:
     long: bool = False
 
 
-def long_code_query(index: CorpusIndex, query: str) -> bool:
-    """A long query (an issue, a pasted log) of a code index is searched by the lexical leg alone (when that leg
-    has a weight): the embedding model reads its first few hundred tokens, while its rare terms, paths and
-    names are the lexical leg's strongest evidence. Measured on the issue texts of the README's quality
-    tables."""
-    return index.config.scoring.rank_files and len(set(index.tokenize(query))) > LONG_QUERY_TERMS
+def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool) -> bool:
+    """Whether a search is made by the lexical leg alone: a long query (an issue, a pasted log) of a code index,
+    when that leg has a weight. The embedding model reads a long query's first few hundred tokens, while its
+    rare terms, paths and names are the lexical leg's strongest evidence (measured on the issue texts of the
+    README's quality tables)."""
+    return lexical_weighted and long and index.config.scoring.rank_files
+
+
+def is_long(index: CorpusIndex, query: str) -> bool:
+    """More than ``LONG_QUERY_TERMS`` distinct terms, as ``analyse_query`` counts them (remembered per text)."""
+    return len(index.term_set(query)) > LONG_QUERY_TERMS
 
 
 def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:

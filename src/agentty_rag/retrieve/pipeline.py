@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query
+from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexical_alone
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
 from agentty_rag.retrieve.files import top_indices
@@ -60,10 +60,6 @@ class Filters:
         return True
 
 
-# Why a long query of a code index was not embedded or fused (``candidates.long_code_query``).
-LONG_QUERY_MODE = "a long query is searched by the lexical leg alone"
-
-
 @dataclass(frozen=True)
 class Plan:
     """How a search runs, built from the settings: whether the dense leg may join, and the stages after
@@ -78,9 +74,8 @@ class Plan:
         return cls(build_stages(settings), dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0)
 
     def lexical_alone(self, index: CorpusIndex, analysis: QueryAnalysis) -> bool:
-        """A long query of a code index is searched by the lexical leg alone (``candidates.long_code_query``),
-        unless the lexical leg has no weight."""
-        return self.lexical and index.config.scoring.rank_files and analysis.long
+        """Whether this search is made by the lexical leg alone (``candidates.lexical_alone``)."""
+        return lexical_alone(index, analysis.long, self.lexical)
 
 
 @dataclass(frozen=True)
@@ -162,10 +157,7 @@ def search(
     return Retrieved(
         shown,
         ranking.funnel.then("returned", len(shown)),
-        _mode(
-            ranking.request,
-            query_vector is not None and plan.dense and plan.lexical_alone(index, ranking.request.analysis),
-        ),
+        "hybrid" if ranking.request.hybrid else "bm25",
         explained(ranking),
         confidence(ranking),
         ranking.profile,
@@ -175,11 +167,4 @@ def search(
     )
 
 
-def _mode(request: Request, set_aside: bool) -> str:
-    """How the ranking was produced: ``hybrid``, or ``bm25`` and why, when a long query set the vector aside."""
-    if request.hybrid:
-        return "hybrid"
-    return f"bm25 ({LONG_QUERY_MODE})" if set_aside else "bm25"
-
-
-__all__ = ["LONG_QUERY_MODE", "Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]
+__all__ = ["Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]

@@ -6,7 +6,7 @@ reranked passages are also ranked as files (``rerank.rank_files``). In BM25 mode
 file order for a short query and then alternates with the passage order (``files.merge_orders``); in hybrid
 mode a short query gets one order, each passage with a share of its file's evidence
 (``rerank.HYBRID_FILE_FEATURES``). A long query (an issue, a pasted log) starts with the passage order; a code
-index searches it by the lexical leg alone unless that leg has no weight (``candidates.long_code_query``).
+index searches it by the lexical leg alone unless that leg has no weight (``candidates.lexical_alone``).
 """
 
 from __future__ import annotations
