@@ -17,6 +17,7 @@ from itertools import accumulate
 
 from agentty_rag.chunking.definitions import Definition, find_definitions, load_grammar
 from agentty_rag.chunking.language_spec import LanguageSpec
+from agentty_rag.chunking.macros import blank_macros
 from agentty_rag.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -184,7 +185,8 @@ def chunk_code(document: Document, spec: LanguageSpec, limit: int) -> list[Chunk
         return line_windows(document, limit)
     parser, cursor = loaded
     try:
-        tree = parser.parse(document.text.encode("utf-8", "surrogatepass"))
+        parsed = blank_macros(document.text, spec.macros == "cpp") if spec.macros else document.text
+        tree = parser.parse(parsed.encode("utf-8", "surrogatepass"))
         definitions = find_definitions(tree.root_node, cursor, spec, lines)
     except Exception as error:  # a parser failure on one file must not stop the index
         log.warning("could not parse %s (%s); indexing it as line windows", document.ref, error)

@@ -24,6 +24,8 @@ class LanguageSpec:
         trailing: a sibling node directly after a definition that belongs to it (Dart's ``function_body``).
         clauses: consecutive definitions of one name are one definition (Haskell's signature and equations,
             the clauses of an Erlang or Elixir function).
+        macros: the parser reads the file with its qualifier macros blanked (``macros.blank_macros``): "c"
+            for C's rules, "cpp" for C++'s (a macro before a constructor's name too); "" for none.
     """
 
     name: str
@@ -36,6 +38,7 @@ class LanguageSpec:
     extra_patterns: tuple[str, ...] = ()
     trailing: tuple[str, ...] = ()
     clauses: bool = False
+    macros: str = ""
 
 
 __all__ = ["LanguageSpec"]

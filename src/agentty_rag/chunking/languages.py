@@ -140,6 +140,7 @@ _DART = LanguageSpec(
 _OBJC = LanguageSpec(
     "objc",
     "objc",
+    macros="c",
     containers=("class_interface", "class_implementation", "protocol_declaration"),
     functions=("method_definition", "method_declaration", "function_definition"),
     others=("type_definition",),
@@ -188,6 +189,7 @@ GRAMMARS: tuple[LanguageSpec, ...] = (
     LanguageSpec(
         "c",
         "c",
+        macros="c",
         functions=("function_definition",),
         others=("type_definition",),
         extra_patterns=(
@@ -199,6 +201,7 @@ GRAMMARS: tuple[LanguageSpec, ...] = (
     LanguageSpec(
         "cpp",
         "cpp",
+        macros="cpp",
         containers=("namespace_definition",),
         functions=("function_definition",),
         others=("type_definition", "alias_declaration"),
