@@ -107,7 +107,7 @@ EXPECTED: dict[str, tuple[Expected, Expected]] = {
         ],
     ),
     "sample.cs": (
-        [(1, 23, "namespace", "Shipyard.Billing")],
+        [(1, 23, "class", "Shipyard.Billing.Money")],  # a namespace around one class is named after the class
         [
             (1, 4, "namespace", "Shipyard.Billing"),
             (5, 8, "class", "Shipyard.Billing.Money"),
@@ -462,9 +462,10 @@ def test_erlang_spec_and_clauses_are_one_chunk_but_other_functions_are_not() -> 
 
 def test_a_macro_before_a_cplusplus_namespace_does_not_make_it_a_function() -> None:
     body = "namespace detail {\nint twice(int x) {\n  return 2 * x;\n}\n}  // namespace detail\n"
-    # The macro's line joins the namespace below it, which is read as it is without the macro.
-    assert _symbols("x.cpp", body, 2400) == [(1, 5, "namespace", "detail")]
-    assert _symbols("x.cpp", "API_BEGIN\n" + body, 2400) == [(1, 6, "namespace", "detail")]
+    # The macro's line joins the namespace below it, which is read as it is without the macro (a namespace
+    # that fits in one chunk and holds one definition is named after it).
+    assert _symbols("x.cpp", body, 2400) == [(1, 5, "function", "detail.twice")]
+    assert _symbols("x.cpp", "API_BEGIN\n" + body, 2400) == [(1, 6, "function", "detail.twice")]
     assert _symbols("x.cpp", "API_BEGIN\n" + body, 40) == [
         (1, 2, "namespace", "detail"),
         (3, 5, "function", "detail.twice"),
@@ -475,6 +476,26 @@ def test_a_macro_before_a_cplusplus_namespace_does_not_make_it_a_function() -> N
 def test_an_ocaml_filter_admits_interfaces() -> None:
     assert resolve_language("ml") == ("ocaml", "ocaml_interface")
     assert language_for("ring.mli") == spec_named("ocaml_interface")
+
+
+def test_a_namespace_is_named_after_what_it_holds_when_that_is_one_thing() -> None:
+    one = "namespace Shipyard.Billing\n{\n    public enum Currency\n    {\n        Eur,\n        Usd\n    }\n}\n"
+    assert _symbols("Currency.cs", one, 2400) == [(1, 8, "enum", "Shipyard.Billing.Currency")]
+    nested = "namespace shipyard {\nnamespace native {\nclass Pool {\n  int size;\n};\n}\n}\n"
+    assert _symbols("pool.hpp", nested, 2400) == [(1, 7, "class", "shipyard.native.Pool")]
+    # One class's members defined out of line: that class's implementation.
+    members = "namespace shipyard {\nvoid Pool::submit() {}\nvoid Pool::shutdown() {}\n}\n"
+    assert _symbols("pool.cpp", members, 2400) == [(1, 4, "impl", "shipyard.Pool")]
+    # Two things, or members of two classes: the namespace.
+    two = "namespace shipyard {\nvoid Pool::submit() {}\nvoid Queue::push() {}\n}\n"
+    assert _symbols("two.cpp", two, 2400) == [(1, 4, "namespace", "shipyard")]
+    free = "namespace shipyard {\nint a() { return 1; }\nint b() { return 2; }\n}\n"
+    assert _symbols("free.cpp", free, 2400) == [(1, 4, "namespace", "shipyard")]
+    # A class around one nested class stays the class; a Ruby module stays the module.
+    assert _symbols("m.py", "class Proxy(Person):\n    class Meta:\n        proxy = True\n", 2400) == [
+        (1, 3, "class", "Proxy")
+    ]
+    assert _symbols("r.rb", "module Rails\n  class Engine\n  end\nend\n", 2400) == [(1, 4, "module", "Rails")]
 
 
 def test_a_split_class_keeps_its_own_header_chunk() -> None:

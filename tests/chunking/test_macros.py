@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
 
 from agentty_rag.chunking.code import chunk_code
 from agentty_rag.chunking.languages import language_of
 from agentty_rag.chunking.macros import blank_macros
 from agentty_rag.types import Document
-from tests.conftest import LEXICAL, write
 
 # A header in the style of a real C++ library: a namespace opened by a macro, an exported class template,
 # an SFINAE macro among template parameters, constexpr emulated by macros, a visibility macro after "class".
@@ -151,23 +146,3 @@ def test_a_class_qualified_by_macros_is_found_with_its_members() -> None:
 def test_in_c_a_macro_before_a_function_name_stays_a_return_type() -> None:
     text = "UV_EXTERN int uv_run(int mode) {\n  return mode;\n}\n\nLARGE_INTEGER now(void) {\n  return 0;\n}\n"
     assert _symbols("core.c", text) == [(1, 3, "function", "uv_run"), (5, 7, "function", "now")]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.mark.anyio
-async def test_search_code_finds_the_exported_class_by_its_name(tmp_path: Path) -> None:
-    write(tmp_path, {"include/fmt/args.h": HEADER, "include/fmt/base.h": "int base_value(void);\n"})
-    script = Path(sys.executable).with_name("agentty-rag")
-    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
-    server = StdioServerParameters(command=command, args=[*args, "--root", str(tmp_path), "serve"], env=LEXICAL)
-    async with Client(server) as client:
-        result = await client.call_tool("search_code", {"query": "dynamic_format_arg_store push_back", "k": 3})
-    text = "\n".join(getattr(block, "text", "") for block in result.content)
-    assert not result.is_error, text
-    first = text.split("\n[2]")[0]
-    assert "code:include/fmt/args.h:" in first
-    assert "dynamic_format_arg_store" in first.split("\n")[2]  # the passage's own line names the class

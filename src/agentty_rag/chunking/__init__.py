@@ -12,7 +12,7 @@ from agentty_rag.source_kinds import source_spec
 from agentty_rag.types import Chunk, Document
 
 # Bumped whenever the same input would be cut differently: persisted indexes are then rebuilt.
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 
 
 @dataclass(frozen=True)

@@ -152,12 +152,39 @@ class _Emitter:
         symbol = f"{outer_symbol}.{definition.name}" if outer_symbol else definition.name
         signature = self.signature(definition.head)
         if self.size(start, definition.end) <= self.limit:
-            self.emit(start, definition.end, definition.kind, symbol, outer_context)
+            held = held_by_namespace(definition)
+            if held is not None:  # a namespace around one thing is named after it
+                names, kind = held
+                self.emit(start, definition.end, kind, f"{symbol}.{names}", outer_context)
+            else:
+                self.emit(start, definition.end, definition.kind, symbol, outer_context)
         elif definition.children:
             self.region(definition.children, start, definition.end, symbol, signature, definition.kind, definition.head)
         else:
             for a, b in self.windows(start, definition.end):
                 self.emit(a, b, definition.kind, symbol, signature if a > definition.head else outer_context)
+
+
+def held_by_namespace(definition: Definition) -> tuple[str, str] | None:
+    """What a namespace holds, when that is one thing: its one definition, looking through nested namespaces
+    (``namespace Newtonsoft.Json { enum NullValueHandling }``), or the one class whose members it defines out
+    of line (C++'s ``Pool::submit``, ``Pool::shutdown``: that class's ``impl``). Returns that thing's names
+    below the namespace and its kind; None for anything else.
+
+    A namespace is only a scope: a chunk named after it would hide a file's one class from a search for the
+    class's own name."""
+    names: list[str] = []
+    current = definition
+    while current.kind == "namespace":
+        if len(current.children) == 1:
+            current = current.children[0]
+            names.append(current.name)
+            continue
+        owners = {child.name.rpartition(".")[0] for child in current.children}
+        if len(current.children) > 1 and len(owners) == 1 and (owner := owners.pop()):
+            return ".".join([*names, owner]), "impl"
+        break
+    return (".".join(names), current.kind) if names else None
 
 
 def line_windows(document: Document, limit: int, kind: str = "window") -> list[Chunk]:
