@@ -124,6 +124,27 @@ def _assert_right_answers(root: Path, expected: list[list[tuple[str, str]]]) -> 
     assert status["files"] == 16
 
 
+def test_a_schema_that_lost_tables_is_rebuilt_not_answered_from_new_empty_ones(pristine: Pristine) -> None:
+    # The first page's b-tree header counts the schema's entries (bytes 103-104): a lower count hides the last
+    # ones, as a flipped bit there does. The tables must not come back empty, answering every search with nothing.
+    root, pristine_bytes, expected = pristine
+    data = bytearray(pristine_bytes)
+    entries = int.from_bytes(data[103:105], "big")
+    data[103:105] = (entries - 4).to_bytes(2, "big")
+    _install(root, bytes(data))
+    hidden = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
+    tables = {row[0] for row in hidden.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    hidden.close()
+    assert "meta" in tables and "vocab" not in tables  # the damage this test means
+    workspace = Workspace(root, load_settings(LEXICAL))
+    try:
+        answers, notes = _answers(workspace)
+    finally:
+        workspace.close()
+    assert answers == expected
+    assert any("has lost its tables" in note and "rebuilding the code index" in note for note in notes)
+
+
 def _answers_after_a_change(
     root: Path, pristine_bytes: bytes, sql: str, params: tuple[object, ...] = ()
 ) -> tuple[list[list[tuple[str, str]]], list[str]]:

@@ -121,6 +121,10 @@ class Store(Database):
             with contextlib.suppress(*ERRORS):
                 self._db.close()
             raise classify(error, path.name) from error
+        except IndexCorrupt:
+            with contextlib.suppress(*ERRORS):
+                self._db.close()
+            raise
         if version is None:
             self.set_meta({"schema_version": str(SCHEMA_VERSION)})
         elif version != str(SCHEMA_VERSION):
@@ -128,14 +132,20 @@ class Store(Database):
             raise IndexCorrupt(f"{path.name} has schema version {version}; this version reads {SCHEMA_VERSION}")
 
     def _create_tables(self, deadline: float) -> None:
-        """Create what a new database (or one from before a table existed) lacks. This needs a write lock, and
-        SQLite answers "locked" at once, without waiting, when another process holds one while the journal
-        mode changes: two processes opening a new index together retry here until ``deadline``."""
+        """Create the tables of a new database (``IndexCorrupt`` when a database has some of them only). This
+        needs a write lock, and SQLite answers "locked" at once, without waiting, when another process holds one
+        while the journal mode changes: two processes opening a new index together retry here until
+        ``deadline``."""
         while True:
             try:
                 known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if _TABLES <= known:
                     return
+                if known:
+                    # The tables are made together: an index that has some lost the others' schema entries (a
+                    # damaged first page); new empty ones would answer every search with nothing.
+                    missing = ", ".join(sorted(_TABLES - known))
+                    raise IndexCorrupt(f"{self.path.name} has lost its tables {missing}")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.executescript(_SCHEMA)
                 return
