@@ -141,7 +141,7 @@ class Store(Database):
                 known = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if _TABLES <= known:
                     return
-                if known:
+                if known & _TABLES:
                     # The tables are made together: an index that has some lost the others' schema entries (a
                     # damaged first page); new empty ones would answer every search with nothing.
                     missing = ", ".join(sorted(_TABLES - known))
