@@ -6,10 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentty_rag.chunking.code import chunk_code
-from agentty_rag.chunking.languages import language_of
 from agentty_rag.chunking.macros import blank_macros
-from agentty_rag.types import Document
+from tests.chunking.test_code import _symbols
 
 # A header in the style of a real C++ library: a namespace opened by a macro, an exported class template,
 # an SFINAE macro among template parameters, constexpr emulated by macros, a visibility macro after "class".
@@ -74,16 +72,6 @@ TOKENS = st.sampled_from(
         "// note",
     ]
 )
-
-
-def _symbols(name: str, text: str, limit: int = 2400) -> list[tuple[int, int, str, str]]:
-    spec = language_of(name, text)  # a .h file is C++ when its text says so
-    assert spec is not None
-    chunks = chunk_code(Document("code", name, text, language=spec.name), spec, limit)
-    lines = text.split("\n")
-    for chunk in chunks:  # the chunks are the original text, macros and all
-        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
-    return [(c.start_line, c.end_line, c.kind, c.symbol) for c in chunks]
 
 
 @given(st.lists(TOKENS, max_size=40).map(" ".join), st.booleans())

@@ -181,7 +181,7 @@ def held_by_namespace(definition: Definition) -> tuple[str, str] | None:
             names.append(current.name)
             continue
         owners = {child.name.rpartition(".")[0] for child in current.children}
-        if len(current.children) > 1 and len(owners) == 1 and (owner := owners.pop()):
+        if len(owners) == 1 and (owner := owners.pop()):
             return ".".join([*names, owner]), "impl"
         break
     return (".".join(names), current.kind) if names else None

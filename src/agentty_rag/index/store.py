@@ -117,14 +117,12 @@ class Store(Database):
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
             self._create_tables(time.monotonic() + busy_timeout_s)
             version = dict(self._db.execute("SELECT key, value FROM meta").fetchall()).get("schema_version")
-        except ERRORS as error:
+        except (*ERRORS, IndexCorrupt) as error:
             with contextlib.suppress(*ERRORS):
                 self._db.close()
+            if isinstance(error, IndexCorrupt):
+                raise
             raise classify(error, path.name) from error
-        except IndexCorrupt:
-            with contextlib.suppress(*ERRORS):
-                self._db.close()
-            raise
         if version is None:
             self.set_meta({"schema_version": str(SCHEMA_VERSION)})
         elif version != str(SCHEMA_VERSION):

@@ -65,14 +65,14 @@ def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool) -> boo
 
 
 def is_long(index: CorpusIndex, query: str) -> bool:
-    """More than ``LONG_QUERY_TERMS`` distinct terms, as ``analyse_query`` counts them (remembered per text)."""
+    """More than ``LONG_QUERY_TERMS`` distinct terms: an issue, a pasted log (remembered per text)."""
     return len(index.term_set(query)) > LONG_QUERY_TERMS
 
 
 def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
     """The weighted terms of ``query``; for code also the names it asks for and the identifiers it spells out."""
     terms = index.tokenize(query)
-    long_query = len(set(terms)) > LONG_QUERY_TERMS
+    long_query = is_long(index, query)  # the dense leg asked first: its term set is remembered
     opening = index.tokenize(opening_words(query)) if long_query else []
     # A question about code that repeats a word is about it; in prose, repeats are style (measured on the
     # docs fixtures).
