@@ -7,9 +7,11 @@ together met that.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +51,31 @@ def test_a_write_lock_held_past_the_timeout_is_reported_busy(tmp_path: Path) -> 
         Store(path, busy_timeout_s=0.2)
     holder.execute("COMMIT")
     holder.close()
+
+
+def test_a_new_index_shows_other_processes_all_of_its_tables_or_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process that saw some of the tables only would take the index for damaged and rebuild it under the
+    # process creating it. Observed from a second connection as each statement of the creation starts.
+    path = tmp_path / "rag_code.ragdb"
+    seen: list[set[str]] = []
+    connect = sqlite3.connect
+
+    def observed(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db: sqlite3.Connection = connect(*args, **kwargs)
+
+        def look(statement: str) -> None:
+            if statement.lstrip().upper().startswith("CREATE"):
+                with contextlib.closing(connect(path)) as other:
+                    seen.append(
+                        {row[0] for row in other.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                    )
+
+        db.set_trace_callback(look)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", observed)
+    Store(path).close()
+    assert len(seen) > 5
+    assert all(not tables for tables in seen)  # nothing shows before the creation commits

@@ -145,9 +145,13 @@ class Store(Database):
                     missing = ", ".join(sorted(_TABLES - known))
                     raise IndexCorrupt(f"{self.path.name} has lost its tables {missing}")
                 self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.executescript(_SCHEMA)
+                # In one transaction: another process opening the index never sees some of the tables only,
+                # which reads as damage above.
+                self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
                 return
             except sqlite3.OperationalError as error:
+                if self._db.in_transaction:
+                    self._db.rollback()
                 if not isinstance(classify(error, self.path.name), IndexBusy) or time.monotonic() >= deadline:
                     raise
                 time.sleep(_RETRY_S)
