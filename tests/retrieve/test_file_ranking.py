@@ -221,3 +221,76 @@ def test_the_name_field_finds_exactly_the_definitions_of_a_name(tmp_path: Path) 
     found = index.chunks(index.defined_as(["session"]))
     assert sorted(c.symbol for c in found.values()) == ["Session", "session"]
     assert index.defined_as(["nothing_like_it"]) == []
+
+
+def test_a_file_named_with_the_questions_words_leads_a_close_race() -> None:
+    profile = _profile(("shell", "completion", "request"))
+
+    def candidate(ref: str, score: float, named_with: float = 0.0) -> Candidate:
+        terms = frozenset(profile.terms)
+        chunk = _chunk(ref, 1, "handle")
+        return Candidate(chunk, score, terms, frozenset(), frozenset(), file_score=score, named_with=named_with)
+
+    bigger = candidate("cli/bash_completions.go", 1.0)
+    named = candidate("cli/completions.go", 0.95, named_with=1.0)
+    by_file = rank_files(rerank([bigger, named], profile), profile)
+    assert by_file[0].candidate is named
+    assert dict(by_file[0].contributions)["file named_with_words"] > 0
+    # Without the name, the bigger file's evidence leads.
+    plain = candidate("cli/completions.go", 0.95)
+    assert rank_files(rerank([bigger, plain], profile), profile)[0].candidate is bigger
+
+
+def test_the_files_named_with_a_questions_words_are_found_on_a_real_index(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            **_filler(8),
+            "cli/bash_completions.go": "package cli\n\n// writeBash writes the bash shell completion script.\n"
+            "func writeBash(buf []byte) {\n\tbuf = append(buf, 'x')\n}\n",
+            "cli/completions.go": "package cli\n\n// handle answers the completion request of a shell.\n"
+            "func handle(args []string) []string {\n\treturn args\n}\n",
+        },
+    )
+    workspace = Workspace(tmp_path, load_settings(LEXICAL))
+    workspace.index("code").refresh()
+
+    def named_parts(query: str) -> dict[str, float]:
+        found = workspace.ranked("code", query, 5).explanations
+        return {r.candidate.chunk.ref: dict(r.contributions).get("file named_with_words", 0.0) for r in found}
+
+    parts = named_parts("shell completion request handling")
+    assert parts["cli/completions.go"] > 0 and parts["cli/bash_completions.go"] == 0
+    # A bare name is matched by name (``named_file``), not by words.
+    assert named_parts("completions")["cli/completions.go"] == 0
+
+
+def test_the_definition_of_a_bare_name_leads_its_file(tmp_path: Path) -> None:
+    helper = "\n\ndef session():\n    '''Return a Session: Session(), Session.default() or a new Session.'''\n" + (
+        "    return Session() or Session.default() or Session.new()\n"
+    )
+    write(
+        tmp_path,
+        {
+            **_filler(8),
+            "net/sessions.py": "class Session:\n    '''A reused connection.'''\n\n    def close(self):\n"
+            "        self.sock.close()\n" + helper,
+        },
+    )
+    workspace = Workspace(tmp_path, load_settings(LEXICAL))
+    workspace.index("code").refresh()
+    assert workspace.ranked("code", "Session", 5).hits[0].chunk.symbol == "Session"
+    # In a question, the passage order stands: the helper says more about sessions.
+    assert workspace.ranked("code", "what returns the default Session", 5).hits[0].chunk.symbol == "session"
+
+
+def test_a_question_names_its_subject_first(tmp_path: Path) -> None:
+    def primitive(name: str) -> str:
+        return (
+            f"package sync\n\n// {name} guards coroutine synchronization.\nclass {name} {{\n"
+            "    fun lock() { state.acquire() }\n    fun unlock() { state.release() }\n}\n"
+        )
+
+    write(tmp_path, {**_filler(8), "sync/Mutex.kt": primitive("Mutex"), "sync/Semaphore.kt": primitive("Semaphore")})
+    assert _search(tmp_path, "Mutex and Semaphore for coroutine synchronization")[0] == "sync/Mutex.kt"
+    assert _search(tmp_path, "Semaphore and Mutex for coroutine synchronization")[0] == "sync/Semaphore.kt"

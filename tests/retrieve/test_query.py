@@ -12,8 +12,10 @@ from agentty_rag.retrieve.query import (
     definition_match,
     mentioned_paths,
     named_file,
+    named_with,
     opening_words,
     path_mention,
+    question_words,
     term_weights,
 )
 
@@ -97,3 +99,43 @@ def test_paths_and_module_paths_the_query_names() -> None:
 
 def test_counts_can_be_ignored() -> None:
     assert term_weights(["a", "a", "b"], by_count=False) == {"a": 1.0, "b": 1.0}
+
+
+def test_the_prose_words_a_file_may_be_named_with() -> None:
+    assert question_words("how are the Shell completions requested?", STOPWORDS_EN) == (
+        "shell",
+        "completions",
+        "requested",
+    )
+    # A name the question asks for is left out: a file named after it has its own evidence.
+    assert question_words("how pandoc handles PandocMonad errors", STOPWORDS_EN, ("PandocMonad",)) == (
+        "handles",
+        "errors",
+    )
+    assert question_words("is it ok", STOPWORDS_EN) == ()
+
+
+def test_a_file_named_with_the_questions_words() -> None:
+    words = question_words("shell completion request handling", STOPWORDS_EN)
+    assert named_with("completions.go", words) == 1.0  # a plural of one of its words
+    assert named_with("bash_completions.go", words) == 0.0  # "bash" is not in the question
+    assert named_with("application/routes_reloader.rb", ("application", "routes", "reloader")) == 1.0
+    assert named_with("web/CompletionRequest.tsx", words) == 1.0  # camelCase stems are split too
+    assert named_with("server/deploy/deployments.py", ("deploy", "form")) == 0.0  # a longer word is another
+    assert named_with("src/fs-poll.c", ("poll",)) == 0.0  # every word of the stem must be in the question
+    assert named_with("completions.go", ()) == 0.0
+
+
+def _words(alphabet: str) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=3, max_size=8).filter(lambda w: w not in STOPWORDS_EN)
+
+
+# Two alphabets without "s": no word of one is a word, a singular or a plural of the other's.
+_FIRST, _SECOND = "abcdefghijklm", "nopqrtuvwxyz"
+
+
+@given(st.lists(_words(_FIRST), min_size=1, max_size=4, unique=True), _words(_SECOND))
+def test_a_stem_made_of_the_questions_words_in_any_order_is_named_with_them(stem: list[str], other: str) -> None:
+    question = question_words(" ".join(reversed(stem)), STOPWORDS_EN)
+    assert named_with("pkg/" + "_".join(stem) + ".py", question) == 1.0
+    assert named_with("pkg/" + "_".join([*stem, other]) + ".py", question) == 0.0

@@ -3,7 +3,9 @@ candidates beyond the legs' own top lists, and what the reranker sees of each ca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +22,9 @@ from agentty_rag.retrieve.query import (
     compound_candidates,
     definition_match,
     named_file,
+    named_with,
     opening_words,
+    question_words,
     split_qualified,
     term_weights,
 )
@@ -30,6 +34,9 @@ from agentty_rag.types import Chunk, Hit
 OPENING_BOOST = 1.0
 # An identifier a question spells out in words (``event loop`` -> ``event_loop``), when the index holds it.
 COMPOUND_WEIGHT = 1.0
+# A question names its subject first ("Mutex and Semaphore for coroutine synchronization"): a name it mentions
+# after the first counts this share.
+LATER_NAME_SHARE = 0.5
 # Definitions of the query's names that join the candidates (the best by their lexical score).
 DEFINITION_POOL = 30
 # A definition of a name a question mentions counts this share of one a bare-name query asks for; an
@@ -48,12 +55,14 @@ class QueryAnalysis:
         names: definition names it asks for or mentions.
         bare_name: the query is nothing but a name.
         long: more than ``LONG_QUERY_TERMS`` distinct terms (an issue, a pasted log).
+        words: the words a file may be named with, for a short question in prose (``query.named_with``).
     """
 
     weights: dict[str, float]
     names: tuple[str, ...] = ()
     bare_name: bool = False
     long: bool = False
+    words: tuple[str, ...] = ()
 
 
 def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool) -> bool:
@@ -82,14 +91,23 @@ def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
     for term in sorted(index.known_terms(compound_candidates(query, STOPWORDS_EN))):
         weights[term] = weights.get(term, 0.0) + COMPOUND_WEIGHT
     names, bare = asked_names(query)
-    return QueryAnalysis(weights, names, bare, long_query)
+    words = () if bare or long_query else question_words(query, STOPWORDS_EN, names)
+    return QueryAnalysis(weights, names, bare, long_query, words)
 
 
 def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[str, int]]:
     """What the reranker knows of the query, and the index's ids of its terms."""
     terms = tuple(dict.fromkeys(index.tokenize(query)))
     ids, idf = index.term_statistics(terms)
-    profile = QueryProfile(query, terms, idf, query_identifiers(query), query_phrases(query), asks_for_tests(query))
+    profile = QueryProfile(
+        query,
+        terms,
+        idf,
+        query_identifiers(query),
+        query_phrases(query),
+        asks_for_tests(query),
+        bare_name=asked_names(query)[1],
+    )
     return profile, ids
 
 
@@ -101,6 +119,7 @@ class FileEvidence:
         bm25: the file's BM25 as one document.
         chunks: the sum of its best chunks' scores.
         file_of_slot: each chunk slot's file.
+        words: the words a file may be named with (see ``QueryAnalysis``).
     """
 
     bm25: npt.NDArray[np.float64]
@@ -108,12 +127,15 @@ class FileEvidence:
     file_of_slot: npt.NDArray[np.int32]
     names: tuple[str, ...]
     bare_name: bool
+    words: tuple[str, ...] = ()
 
 
 def file_evidence(lexical: LexicalScores, analysis: QueryAnalysis) -> FileEvidence:
     groups = lexical.groups
     sums = chunk_sums(lexical.chunks, groups.of_slot, len(groups.refs), CHUNK_SUM_POOL)
-    return FileEvidence(relative(lexical.files), sums, groups.of_slot, analysis.names, analysis.bare_name)
+    return FileEvidence(
+        relative(lexical.files), sums, groups.of_slot, analysis.names, analysis.bare_name, analysis.words
+    )
 
 
 def more_candidates(
@@ -149,8 +171,21 @@ def _context_text(chunk: Chunk) -> str:
     return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
 
 
+def _mention_share(name: str, files: FileEvidence) -> float:
+    """1 for the name a query is (both its forms), or the first it mentions; ``LATER_NAME_SHARE`` for the rest."""
+    if files.bare_name or not files.names:
+        return 1.0
+    first = split_qualified(files.names[0])
+    return 1.0 if split_qualified(name)[-1:] == first[-1:] else LATER_NAME_SHARE
+
+
+def _by_mention(match: Callable[[Sequence[str]], float], files: FileEvidence) -> float:
+    """The best ``match`` of one of the query's names, each weighed by its place in the query."""
+    return max((match((name,)) * _mention_share(name, files) for name in files.names), default=0.0)
+
+
 def _definition_of_asked(chunk: Chunk, files: FileEvidence) -> float:
-    match = definition_match(chunk.symbol, files.names)
+    match = _by_mention(partial(definition_match, chunk.symbol), files)
     if not match:
         return 0.0
     share = 1.0 if files.bare_name else MENTIONED_NAME_SHARE
@@ -190,7 +225,8 @@ def candidates_for(
                 file_score=float(files.bm25[group]) if group >= 0 else 0.0,
                 file_sum=float(files.chunks[group]) if group >= 0 else 0.0,
                 defines_asked=_definition_of_asked(hit.chunk, files),
-                named_file=named_file(hit.chunk.ref, files.names),
+                named_file=_by_mention(partial(named_file, hit.chunk.ref), files),
+                named_with=named_with(hit.chunk.ref, files.words),
             )
         out.append(candidate)
     return out
@@ -200,6 +236,7 @@ __all__ = [
     "COMPOUND_WEIGHT",
     "DEFINITION_POOL",
     "EXTENSION_SHARE",
+    "LATER_NAME_SHARE",
     "MENTIONED_NAME_SHARE",
     "OPENING_BOOST",
     "FileEvidence",

@@ -40,6 +40,7 @@ class QueryProfile:
         identifiers: identifier-like words (``get_model``, ``SHP-4031``, anything in backticks), lower case.
         phrases: quoted phrases, lower case.
         wants_tests: the query asks about tests, so test files are not demoted.
+        bare_name: the query is nothing but a name (``Session``, ``Rails::Engine``).
     """
 
     text: str
@@ -48,6 +49,7 @@ class QueryProfile:
     identifiers: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
     wants_tests: bool = False
+    bare_name: bool = False
 
     @functools.cached_property
     def idf_total(self) -> float:
@@ -69,9 +71,11 @@ class Candidate:
     # Code with file ranking: its file's evidence, relative to the best file's (0 to 1) ...
     file_score: float = 0.0  # BM25 of the file as one document
     file_sum: float = 0.0  # the sum of the file's best chunk scores
-    # ... and how it answers the names the query asks for (see ``query.definition_match``, ``named_file``).
+    # ... and how it answers the names the query asks for (see ``query.definition_match``, ``named_file``), and
+    # whether the file is named with the question's words (``query.named_with``).
     defines_asked: float = 0.0
     named_file: float = 0.0
+    named_with: float = 0.0
 
 
 def key_of(candidate: Candidate) -> str:
@@ -171,6 +175,12 @@ def defines_identifier(candidate: Candidate, profile: QueryProfile) -> float:
     return 1.0 if name and any(ident == name or ident.endswith("." + name) for ident in profile.identifiers) else 0.0
 
 
+def defines_bare_name(candidate: Candidate, profile: QueryProfile) -> float:
+    """For a query that is nothing but a name, how well the passage defines it: the definition leads its file
+    (``class Session`` before the ``session()`` helper in ``sessions.py``)."""
+    return candidate.defines_asked if profile.bare_name else 0.0
+
+
 def is_definition(chunk: Chunk) -> float:
     return 1.0 if chunk.spec.code and chunk.kind in DEFINITION_KINDS else 0.0
 
@@ -224,6 +234,7 @@ __all__ = [
     "QueryProfile",
     "context_match",
     "coverage",
+    "defines_bare_name",
     "defines_identifier",
     "identifier_match",
     "is_definition",

@@ -209,6 +209,34 @@ def named_file(ref: str, names: Sequence[str]) -> float:
     return best
 
 
+def question_words(query: str, stopwords: frozenset[str], names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The prose words a question may name a file with: lower case, three letters or more, no stop words, and
+    camelCase split like a file name is. The words of the ``names`` it asks for are left out: a file named
+    after a name has its own evidence (``named_file``)."""
+    of_names = {w.lower() for name in names for w in _WORD.findall(name)}
+    words = (w.lower() for w in _WORD.findall(query))
+    return tuple(dict.fromkeys(w for w in words if len(w) > 2 and w not in stopwords and w not in of_names))
+
+
+def named_with(ref: str, words: Sequence[str]) -> float:
+    """1 when every word of the file name's stem is one of ``words``, as it is or as its singular or plural
+    (``completions.go`` for "shell completion request handling", ``routes_reloader.rb`` for "application
+    routes reloader"), else 0. A stem with a word of one or two letters (``fs-poll``) is not matched: the
+    question's words have three letters or more."""
+    if not words:
+        return 0.0
+    base = ref.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0] if not base.startswith(".") else base
+    parts = [w.lower() for w in _WORD.findall(stem)]
+    if not parts:
+        return 0.0
+    return 1.0 if all(any(_same_word(part, word) for word in words) for part in parts) else 0.0
+
+
+def _same_word(a: str, b: str) -> bool:
+    return a == b or a in _singular(b) or b in _singular(a)
+
+
 def _loose(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "")
 
@@ -224,7 +252,9 @@ __all__ = [
     "opening_words",
     "is_code_word",
     "mentioned_paths",
+    "named_with",
     "path_mention",
+    "question_words",
     "split_qualified",
     "term_weights",
 ]

@@ -34,6 +34,7 @@ FEATURES: dict[str, tuple[float, Feature]] = {
     "phrase": (0.20, f.phrase_match),
     "identifier": (0.20, f.identifier_match),
     "defines": (0.30, f.defines_identifier),
+    "defines_name": (1.0, f.defines_bare_name),
     "definition": (0.45, lambda c, p: f.is_definition(c.chunk)),
     "test_file": (-0.50, lambda c, p: f.test_file(c.chunk, p)),
     "low_value_path": (-0.10, lambda c, p: f.low_value_path(c.chunk)),
@@ -47,6 +48,7 @@ FILE_FEATURES: dict[str, tuple[float, Feature]] = {
     "file_chunks": (1.0, lambda c, p: c.file_sum),
     "defines_asked": (3.0, lambda c, p: c.defines_asked),
     "named_after": (2.0, lambda c, p: c.named_file),
+    "named_with_words": (0.25, lambda c, p: c.named_with),
     "test_file": (-1.0, lambda c, p: f.test_file(c.chunk, p)),
 }
 # The share of a file's evidence its next passage gets (the best passage gets all of it).
