@@ -294,3 +294,13 @@ def test_a_question_names_its_subject_first(tmp_path: Path) -> None:
     write(tmp_path, {**_filler(8), "sync/Mutex.kt": primitive("Mutex"), "sync/Semaphore.kt": primitive("Semaphore")})
     assert _search(tmp_path, "Mutex and Semaphore for coroutine synchronization")[0] == "sync/Mutex.kt"
     assert _search(tmp_path, "Semaphore and Mutex for coroutine synchronization")[0] == "sync/Semaphore.kt"
+
+
+def test_a_questions_first_name_counts_in_full_and_the_later_ones_half() -> None:
+    from agentty_rag.retrieve.candidates import LATER_NAME_SHARE, mention_shares
+
+    assert mention_shares(("Mutex", "Semaphore"), bare_name=False) == (1.0, LATER_NAME_SHARE)
+    # Both forms of the first mention (``Engine``, ``Rails::Engine``) are the first name.
+    assert mention_shares(("Engine", "Rails::Engine", "Railtie"), bare_name=False) == (1.0, 1.0, LATER_NAME_SHARE)
+    assert mention_shares(("Engine", "Rails::Engine"), bare_name=True) == (1.0, 1.0)
+    assert mention_shares((), bare_name=False) == ()

@@ -95,8 +95,9 @@ def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
     return QueryAnalysis(weights, names, bare, long_query, words)
 
 
-def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[str, int]]:
-    """What the reranker knows of the query, and the index's ids of its terms."""
+def profile_query(index: CorpusIndex, query: str, bare_name: bool = False) -> tuple[QueryProfile, dict[str, int]]:
+    """What the reranker knows of the query (``bare_name``: the query analysis found it is nothing but a name),
+    and the index's ids of its terms."""
     terms = tuple(dict.fromkeys(index.tokenize(query)))
     ids, idf = index.term_statistics(terms)
     profile = QueryProfile(
@@ -106,7 +107,7 @@ def profile_query(index: CorpusIndex, query: str) -> tuple[QueryProfile, dict[st
         query_identifiers(query),
         query_phrases(query),
         asks_for_tests(query),
-        bare_name=asked_names(query)[1],
+        bare_name=bare_name,
     )
     return profile, ids
 
@@ -120,6 +121,7 @@ class FileEvidence:
         chunks: the sum of its best chunks' scores.
         file_of_slot: each chunk slot's file.
         words: the words a file may be named with (see ``QueryAnalysis``).
+        name_shares: how much each of ``names`` counts by its place in the query (``mention_shares``).
     """
 
     bm25: npt.NDArray[np.float64]
@@ -127,15 +129,16 @@ class FileEvidence:
     file_of_slot: npt.NDArray[np.int32]
     names: tuple[str, ...]
     bare_name: bool
-    words: tuple[str, ...] = ()
+    words: tuple[str, ...]
+    name_shares: tuple[float, ...]
 
 
 def file_evidence(lexical: LexicalScores, analysis: QueryAnalysis) -> FileEvidence:
     groups = lexical.groups
     sums = chunk_sums(lexical.chunks, groups.of_slot, len(groups.refs), CHUNK_SUM_POOL)
-    return FileEvidence(
-        relative(lexical.files), sums, groups.of_slot, analysis.names, analysis.bare_name, analysis.words
-    )
+    names, bare = analysis.names, analysis.bare_name
+    shares = mention_shares(names, bare)
+    return FileEvidence(relative(lexical.files), sums, groups.of_slot, names, bare, analysis.words, shares)
 
 
 def more_candidates(
@@ -171,17 +174,19 @@ def _context_text(chunk: Chunk) -> str:
     return f"{chunk.symbol.replace('.', ' ')} {chunk.context} {path_words(chunk.ref)}"
 
 
-def _mention_share(name: str, files: FileEvidence) -> float:
-    """1 for the name a query is (both its forms), or the first it mentions; ``LATER_NAME_SHARE`` for the rest."""
-    if files.bare_name or not files.names:
-        return 1.0
-    first = split_qualified(files.names[0])
-    return 1.0 if split_qualified(name)[-1:] == first[-1:] else LATER_NAME_SHARE
+def mention_shares(names: Sequence[str], bare_name: bool) -> tuple[float, ...]:
+    """How much each name counts: 1 for the name a query is (both its forms) or the first it mentions (in
+    either form), ``LATER_NAME_SHARE`` for the rest."""
+    if bare_name or not names:
+        return (1.0,) * len(names)
+    first = split_qualified(names[0])[-1:]
+    return tuple(1.0 if split_qualified(name)[-1:] == first else LATER_NAME_SHARE for name in names)
 
 
 def _by_mention(match: Callable[[Sequence[str]], float], files: FileEvidence) -> float:
     """The best ``match`` of one of the query's names, each weighed by its place in the query."""
-    return max((match((name,)) * _mention_share(name, files) for name in files.names), default=0.0)
+    pairs = zip(files.names, files.name_shares, strict=True)
+    return max((match((name,)) * share for name, share in pairs), default=0.0)
 
 
 def _definition_of_asked(chunk: Chunk, files: FileEvidence) -> float:
@@ -244,6 +249,7 @@ __all__ = [
     "analyse_query",
     "candidates_for",
     "file_evidence",
+    "mention_shares",
     "more_candidates",
     "profile_query",
 ]

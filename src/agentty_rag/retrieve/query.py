@@ -193,8 +193,7 @@ def named_file(ref: str, names: Sequence[str]) -> float:
     """Whether the file is named after a name the query asks for: 1 for the same spelling (``Request.swift``
     for ``Request``), 0.5 when only case, ``_``/``-`` or a plural ``s`` differ (``sessions.py`` for
     ``Session``, ``engine.rb`` for ``Rails::Engine``), else 0."""
-    base = ref.rsplit("/", 1)[-1]
-    stem = base.split(".", 1)[0] if not base.startswith(".") else base
+    stem = _file_stem(ref)
     if not stem:
         return 0.0
     loose = _loose(stem)
@@ -225,12 +224,16 @@ def named_with(ref: str, words: Sequence[str]) -> float:
     question's words have three letters or more."""
     if not words:
         return 0.0
-    base = ref.rsplit("/", 1)[-1]
-    stem = base.split(".", 1)[0] if not base.startswith(".") else base
-    parts = [w.lower() for w in _WORD.findall(stem)]
+    parts = [w.lower() for w in _WORD.findall(_file_stem(ref))]
     if not parts:
         return 0.0
     return 1.0 if all(any(_same_word(part, word) for word in words) for part in parts) else 0.0
+
+
+def _file_stem(ref: str) -> str:
+    """The file name without its extensions (``Builders.common.kt`` -> ``Builders``; a dotfile keeps its name)."""
+    base = ref.rsplit("/", 1)[-1]
+    return base.split(".", 1)[0] if not base.startswith(".") else base
 
 
 def _same_word(a: str, b: str) -> bool:

@@ -106,7 +106,8 @@ def profiled(ranking: Ranking) -> Ranking:
     """The ranking with the query's profile (worked out once; a ranking without hits has none)."""
     if ranking.profile is not None or not ranking.hits:
         return ranking
-    profile, term_ids = profile_query(ranking.request.index, ranking.request.query)
+    request = ranking.request
+    profile, term_ids = profile_query(request.index, request.query, request.analysis.bare_name)
     return replace(ranking, profile=profile, term_ids=term_ids)
 
 
