@@ -17,7 +17,18 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "agentty_rag"
 # from a later one. A package (``sources``, ``index`` ...) is one layer; ``agentty_rag`` is the package's
 # own ``__init__`` (its version).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("agentty_rag", "config", "types", "errors", "fsguard", "feedback", "source_kinds", "status_types", "jsonc"),
+    (
+        "agentty_rag",
+        "config",
+        "types",
+        "errors",
+        "fsguard",
+        "feedback",
+        "source_kinds",
+        "status_types",
+        "jsonc",
+        "state_dir",
+    ),
     ("sources", "mcp_resources"),
     ("chunking",),
     ("index",),
