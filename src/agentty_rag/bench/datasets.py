@@ -11,7 +11,10 @@ workspace root for code —, or for docs relative to the workspace root, as ``sc
 * ``path`` — the whole file;
 * ``path#Heading`` — the section under that heading (its deepest heading);
 * ``path:START-END`` — a line span;
-* ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path);
+* ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path); a member
+  (``CliRunner.isolation``) is matched only by a passage that holds it: its own chunk, a passage overlapping
+  that chunk's lines, or the chunk of its class when the class was kept whole — never by another chunk of
+  its class (the class header, a sibling method);
 * ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
 
 ``answers`` and ``category`` (a group the reports average over) are optional. The query text is read as the
@@ -45,6 +48,9 @@ class Label:
     heading: str = ""
     span: tuple[int, int] | None = None
     symbol: str = ""
+    # The lines of the chunks that carry ``symbol`` itself, found in the corpus by ``reconcile`` (empty when
+    # no chunk does: the definition sits inside its enclosing type's chunk).
+    symbol_spans: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def parse(cls, raw: str, corpus: str) -> Label:
@@ -78,8 +84,10 @@ class Label:
     def matches_passage(self, hit: Hit, answers: tuple[str, ...] = ()) -> bool:
         """Whether ``hit`` is (or holds) this item; a stitched hit holds each of its parts.
 
-        A symbol label also matches the chunk of its enclosing type when that type was kept whole (a small
-        class is one chunk): the chunk must then contain one of the query's ``answers``, when it has any.
+        A symbol label matches a passage that holds the definition: one carrying its symbol, or overlapping
+        the lines of a chunk that does (``symbol_spans``). When no chunk carries it, the definition sits inside
+        its enclosing type's chunk (a small class is one chunk): that chunk matches when it names the member,
+        and contains one of the query's ``answers`` when it has any.
         """
         chunk = hit.chunk
         if not self.matches_file(chunk):
@@ -92,13 +100,25 @@ class Label:
         if self.span is not None:
             return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
         if self.symbol:
-            symbols = [p.symbol for p in hit.pieces if p.symbol]
-            if any(s == self.symbol or s.endswith("." + self.symbol) for s in symbols):
-                return True
-            owner = self.symbol.rpartition(".")[0]
-            holds_member = bool(owner) and any(s == owner or s.endswith("." + owner) for s in symbols)
-            return holds_member and (not answers or any(a in chunk.text for a in answers))
+            return self._holds_symbol(hit, answers)
         return True
+
+    def _holds_symbol(self, hit: Hit, answers: tuple[str, ...]) -> bool:
+        symbols = [p.symbol for p in hit.pieces if p.symbol]
+        if any(names(s, self.symbol) for s in symbols):
+            return True
+        chunk = hit.chunk
+        if self.symbol_spans:  # the member has chunks of its own: its class's other chunks do not hold it
+            return any(chunk.start_line <= end and start <= chunk.end_line for start, end in self.symbol_spans)
+        owner, _, member = self.symbol.rpartition(".")
+        holds_owner = bool(owner) and any(names(s, owner) for s in symbols)
+        named = re.search(rf"(?<!\w){re.escape(member)}(?!\w)", chunk.text) is not None
+        return holds_owner and named and (not answers or any(a in chunk.text for a in answers))
+
+
+def names(symbol_path: str, symbol: str) -> bool:
+    """Whether a chunk's ``symbol_path`` is ``symbol``, or ends with it at a dot (``pkg.Pool.submit``)."""
+    return symbol_path == symbol or symbol_path.endswith("." + symbol)
 
 
 @dataclass(frozen=True)
@@ -146,19 +166,25 @@ def reconcile(
     folder (``guide/install.md``) when that names a file of the corpus; ``docs_prefix`` is the docs folder
     relative to the workspace (``docs/``). The queries still run with the labels that match nothing.
     """
-    known = {chunk_file_id(c) for c in chunks}
+    by_file: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_file.setdefault(chunk_file_id(chunk), []).append(chunk)
     fixed: list[Query] = []
     warnings: list[str] = []
     for query in queries:
         labels: list[Label] = []
         for label in query.labels:
             inside = label.path.removeprefix(docs_prefix) if docs_prefix else label.path
-            if label.file_id not in known and label.source == "docs" and f"docs:{inside}" in known:
+            if label.file_id not in by_file and label.source == "docs" and f"docs:{inside}" in by_file:
                 label = replace(label, path=inside)
+            own = by_file.get(label.file_id, [])
+            if label.symbol:  # where the definition's own chunks are, if it has any
+                spans = ((c.start_line, c.end_line) for c in own if c.symbol and names(c.symbol, label.symbol))
+                label = replace(label, symbol_spans=tuple(spans))
             labels.append(label)
-            if label.file_id not in known:
+            if not own:
                 warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
-            elif not any(label.matches_passage(Hit(c, 0.0)) for c in chunks if chunk_file_id(c) == label.file_id):
+            elif not any(label.matches_passage(Hit(c, 0.0)) for c in own):
                 warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
         fixed.append(replace(query, labels=tuple(labels)))
     return fixed, warnings
@@ -221,6 +247,7 @@ __all__ = [
     "docs_prefix_of",
     "json_object",
     "load_queries",
+    "names",
     "query_text",
     "reconcile",
 ]
