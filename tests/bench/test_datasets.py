@@ -56,6 +56,10 @@ RUNNER = (
     + "".join(f"        result_{i} = cli.main(args, {i})\n" for i in range(30))
     + "        return result_0\n"
 )
+NOTIFIER = (
+    "module Notifier\n  class DigestQueue\n    def quiet?(hour)\n      hour >= 22 || hour <= 7\n    end\n\n"
+    "    def push(item)\n      @items << item\n    end\n  end\nend\n"
+)
 TINY = "class Tiny:\n    def isolation(self):\n        return 'kept whole'\n\n    def other(self):\n        return 1\n"
 
 
@@ -97,7 +101,18 @@ def test_a_member_label_is_matched_by_a_passage_spanning_its_lines(tmp_path: Pat
     assert label.matches_passage(stitched) and not label.matches_passage(Hit(header, 1.0))
 
 
-def test_a_member_of_a_class_kept_whole_is_matched_by_the_class_chunk(tmp_path: Path) -> None:
-    matched = _label_matches(tmp_path, "tiny.py:Tiny.isolation", ("kept whole",))
-    assert matched == {"Tiny": True}
-    assert _label_matches(tmp_path, "tiny.py:Tiny.isolation", ("not in it",)) == {"Tiny": False}
+def test_a_member_of_a_class_kept_whole_is_matched_by_the_chunk_holding_its_lines(tmp_path: Path) -> None:
+    assert _label_matches(tmp_path, "tiny.py:Tiny.isolation") == {"Tiny": True}
+    write(tmp_path, {"notifier.rb": NOTIFIER})
+    workspace = Workspace(tmp_path, load_settings(LEXICAL))
+    index = workspace.index("code")
+    index.refresh()
+    chunks = [c for c in index.all_chunks() if c.ref == "notifier.rb"]
+    workspace.close()
+    assert [c.symbol for c in chunks] == ["Notifier"]  # the module holds the class, and the class its methods
+    labels = [Label.parse(f"notifier.rb:DigestQueue.{m}", "code") for m in ("quiet?", "push", "missing")]
+    queries, warnings = reconcile([Query("q", "x", tuple(labels))], chunks, "code")
+    quiet, push, missing = queries[0].labels
+    assert quiet.symbol_spans == ((3, 5),) and push.symbol_spans == ((7, 9),) and missing.symbol_spans == ()
+    assert quiet.matches_passage(Hit(chunks[0], 1.0)) and not missing.matches_passage(Hit(chunks[0], 1.0))
+    assert warnings == ["query q: the symbol 'DigestQueue.missing' names no passage of code:notifier.rb"]

@@ -12,9 +12,9 @@ workspace root for code —, or for docs relative to the workspace root, as ``sc
 * ``path#Heading`` — the section under that heading (its deepest heading);
 * ``path:START-END`` — a line span;
 * ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path); a member
-  (``CliRunner.isolation``) is matched only by a passage that holds it: its own chunk, a passage overlapping
-  that chunk's lines, or the chunk of its class when the class was kept whole — never by another chunk of
-  its class (the class header, a sibling method);
+  (``CliRunner.isolation``) is matched only by a passage that holds it — its own chunk, a passage over its
+  lines, or the chunk of a class kept whole that holds it — never by another chunk of its class (the class
+  header, a sibling method);
 * ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
 
 ``answers`` and ``category`` (a group the reports average over) are optional. The query text is read as the
@@ -30,11 +30,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.chunking.code import chunk_code
+from agentty_rag.chunking.languages import spec_named
 from agentty_rag.errors import QueriesError
 from agentty_rag.request import MAX_QUERY_CHARS
 from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, kinds_of
-from agentty_rag.types import Chunk, Hit
+from agentty_rag.types import Chunk, Document, Hit
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
 
@@ -48,8 +50,7 @@ class Label:
     heading: str = ""
     span: tuple[int, int] | None = None
     symbol: str = ""
-    # The lines of the chunks that carry ``symbol`` itself, found in the corpus by ``reconcile`` (empty when
-    # no chunk does: the definition sits inside its enclosing type's chunk).
+    # The lines of ``symbol``'s definition, found in the corpus by ``reconcile`` (``definition_spans``).
     symbol_spans: tuple[tuple[int, int], ...] = ()
 
     @classmethod
@@ -84,10 +85,10 @@ class Label:
     def matches_passage(self, hit: Hit, answers: tuple[str, ...] = ()) -> bool:
         """Whether ``hit`` is (or holds) this item; a stitched hit holds each of its parts.
 
-        A symbol label matches a passage that holds the definition: one carrying its symbol, or overlapping
-        the lines of a chunk that does (``symbol_spans``). When no chunk carries it, the definition sits inside
-        its enclosing type's chunk (a small class is one chunk): that chunk matches when it names the member,
-        and contains one of the query's ``answers`` when it has any.
+        A symbol label matches a passage that holds the definition: one carrying its symbol, or reaching the
+        lines of its definition (``symbol_spans``: its own chunks, or its place inside a class kept whole).
+        Where no grammar tells those lines, a passage naming the member and its owner matches, when it
+        holds one of the query's ``answers`` (if it has any).
         """
         chunk = hit.chunk
         if not self.matches_file(chunk):
@@ -108,12 +109,13 @@ class Label:
         if any(names(s, self.symbol) for s in symbols):
             return True
         chunk = hit.chunk
-        if self.symbol_spans:  # the member has chunks of its own: its class's other chunks do not hold it
+        if self.symbol_spans:  # where the definition is: a passage holds it when it reaches its lines
             return any(chunk.start_line <= end and start <= chunk.end_line for start, end in self.symbol_spans)
-        owner, _, member = self.symbol.rpartition(".")
-        holds_owner = bool(owner) and any(names(s, owner) for s in symbols)
-        named = re.search(rf"(?<!\w){re.escape(member)}(?!\w)", chunk.text) is not None
-        return holds_owner and named and (not answers or any(a in chunk.text for a in answers))
+        # no grammar told where it is: a passage naming the member and its owner (and holding the answers)
+        text = chunk.text
+        parts = [part for part in self.symbol.split(".")[-2:] if part]
+        named = all(re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text) for part in parts)
+        return named and (not answers or any(a in text for a in answers))
 
 
 def names(symbol_path: str, symbol: str) -> bool:
@@ -178,9 +180,8 @@ def reconcile(
             if label.file_id not in by_file and label.source == "docs" and f"docs:{inside}" in by_file:
                 label = replace(label, path=inside)
             own = by_file.get(label.file_id, [])
-            if label.symbol:  # where the definition's own chunks are, if it has any
-                spans = ((c.start_line, c.end_line) for c in own if c.symbol and names(c.symbol, label.symbol))
-                label = replace(label, symbol_spans=tuple(spans))
+            if label.symbol:
+                label = replace(label, symbol_spans=definition_spans(own, label.symbol))
             labels.append(label)
             if not own:
                 warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
@@ -188,6 +189,35 @@ def reconcile(
                 warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
         fixed.append(replace(query, labels=tuple(labels)))
     return fixed, warnings
+
+
+def definition_spans(chunks: Sequence[Chunk], symbol: str) -> tuple[tuple[int, int], ...]:
+    """The lines of ``symbol``'s definition among one file's ``chunks``: the chunks that carry it, else where
+    it sits inside a chunk that holds it (a class kept whole, a module holding the class), found by cutting
+    each chunk again down to single definitions; () when neither tells (a language with no grammar)."""
+    spans = tuple((c.start_line, c.end_line) for c in chunks if c.symbol and names(c.symbol, symbol))
+    if spans:
+        return spans
+    found: list[tuple[int, int]] = []
+    for chunk in chunks:
+        try:
+            language = spec_named(chunk.language)
+        except KeyError:
+            continue
+        document = Document(chunk.source, chunk.ref, chunk.text, chunk.language)
+        offset = chunk.start_line - 1
+        found += [
+            (part.start_line + offset, part.end_line + offset)
+            for part in chunk_code(document, language, 1)  # 1 character: every definition is cut apart
+            if part.symbol and names(part.symbol, symbol)
+        ]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(found):  # a definition cut into line windows is one span again
+        if merged and start <= merged[-1][1] + 2:  # a blank line between two windows
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
 
 
 def _describe(label: Label) -> str:
