@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="rag-bench",
         description="Measure ranking quality, latency, freshness and token cost of agentty-rag on your corpus.",
     )
-    root_help = "workspace root (default: the current directory)"
+    root_help = "docs and code: the workspace root (default: the current directory)"
     parser.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for corpus, text in (("docs", "docs, skills and memory"), ("code", "source code")):
