@@ -211,3 +211,12 @@ def test_a_busy_http_port_says_which_port_and_what_to_do(tmp_path: Path) -> None
     assert result.stderr.strip() == (
         f"agentty-rag: port {port} on 127.0.0.1 is already in use: stop the other server or pass --port N"
     )
+
+
+def test_index_with_no_argument_indexes_docs_and_code(tmp_path: Path) -> None:
+    write(tmp_path, {"src/app.py": "def start_server(port):\n    return port\n", "docs/a.md": "# A\n\nText.\n"})
+    built = _run(tmp_path, "index")
+    assert built.returncode == 0, built.stderr
+    assert "docs: rebuilt — 1 file, 1 chunk" in built.stdout and "code: rebuilt — 1 file" in built.stdout
+    status = json.loads(_run(tmp_path, "status", "--json").stdout)
+    assert {name: index["files"] for name, index in status["indexes"].items()} == {"docs": 1, "code": 1}

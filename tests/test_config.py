@@ -8,13 +8,12 @@ import pytest
 from agentty_rag.budget import BudgetConfig
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.config import GROUPS, VARIABLES, Settings, load_settings, variable
-from agentty_rag.config.table import generated_part, rewrite, tables
 from agentty_rag.retrieve.stages.fuse import Fuse
 from agentty_rag.retrieve.stages.mmr import Diversify
 from agentty_rag.retrieve.stages.stitch import Stitch
 from agentty_rag.service import Workspace
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CONFIGURATION = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def test_defaults_when_nothing_is_set() -> None:
@@ -100,22 +99,10 @@ def test_nan_is_malformed() -> None:
     assert settings.warnings
 
 
-def test_every_variable_is_documented_in_the_readme() -> None:
-    readme = README.read_text(encoding="utf-8")
-    missing = [v.name for v in VARIABLES if f"`{v.name}`" not in readme]
+def test_every_variable_is_documented_on_the_configuration_page() -> None:
+    page = CONFIGURATION.read_text(encoding="utf-8")
+    missing = [v.name for v in VARIABLES if f"| `{v.name}` |" not in page]
     assert missing == []
-
-
-def test_the_readme_tables_are_the_ones_the_declarations_generate() -> None:
-    current = generated_part(README.read_text(encoding="utf-8"))
-    assert current == tables(), "the README's variable tables drifted: run python -m agentty_rag.config.table README.md"
-
-
-def test_rewriting_replaces_only_the_generated_part() -> None:
-    stale = f"# Title\n\nbefore\n\n{tables().replace('Log level', 'Old text')}\n\nafter\n"
-    assert rewrite(stale) == f"# Title\n\nbefore\n\n{tables()}\n\nafter\n"
-    with pytest.raises(ValueError, match="no generated part"):
-        rewrite("# a README without the markers\n")
 
 
 def test_each_setting_is_declared_once_on_its_stage() -> None:

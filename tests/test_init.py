@@ -252,3 +252,161 @@ def test_init_from_a_subfolder_writes_at_the_repository_root(repo: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     assert (repo / ".mcp.json").exists() and not (repo / "src" / "app" / ".mcp.json").exists()
+
+
+# -- the command a client is told to run: portable when agentty-rag is on PATH ---------------------------------
+
+# Where each client's entry is, and how its command is read from it (opencode keeps command and arguments in one
+# list); Windsurf's file is in the home folder.
+ENTRIES = {
+    "claude-code": (".mcp.json", ("mcpServers",)),
+    "codex": (".codex/config.toml", ("mcp_servers",)),
+    "cursor": (".cursor/mcp.json", ("mcpServers",)),
+    "vscode": (".vscode/mcp.json", ("servers",)),
+    "gemini": (".gemini/settings.json", ("mcpServers",)),
+    "windsurf": ("~/.codeium/windsurf/mcp_config.json", ("mcpServers",)),
+    "opencode": ("opencode.json", ("mcp",)),
+}
+
+
+def _written_command(root: Path, client: str) -> list[str]:
+    """The command (and its arguments before ``serve``'s) that ``client`` was told to start."""
+    rel, keys = ENTRIES[client]
+    path = Path(os.environ["HOME"]) / rel[2:] if rel.startswith("~/") else root / rel
+    text = path.read_text()
+    entry = (
+        tomllib.loads(text)[keys[0]]["agentty-rag"]
+        if path.suffix == ".toml"
+        else jsonc.get(text, (*keys, "agentty-rag"))
+    )
+    assert isinstance(entry, dict)
+    command = entry["command"]
+    return [str(c) for c in command] if isinstance(command, list) else [str(command), *entry["args"]]
+
+
+def _launcher_script(folder: Path, python: str) -> Path:
+    """An ``agentty-rag`` script as pip writes one: a ``#!`` line naming the Python it runs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "agentty-rag"
+    script.write_text(f"#!{python}\nimport sys\nfrom agentty_rag.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def _init_with_path(root: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_module("agentty_rag", root, ("init", *args), {"PATH": path})
+
+
+@pytest.mark.parametrize("client", sorted(ENTRIES))
+def test_init_writes_the_bare_command_when_path_runs_this_installation(tmp_path: Path, client: str) -> None:
+    bin_dir = tmp_path / "bin"
+    _launcher_script(bin_dir, sys.executable)
+    path = f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    root = tmp_path / "project"
+    root.mkdir()
+    result = _init_with_path(root, path, client, *(("--hook",) if client == "claude-code" else ()))
+    assert result.returncode == 0, result.stderr
+    command = _written_command(root, client)
+    assert command[0] == "agentty-rag" and "only this machine" not in result.stderr
+    ran = subprocess.run([command[0], "--version"], capture_output=True, text=True, env={"PATH": path}, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.startswith("agentty-rag ")
+    if client == "claude-code":
+        hook = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"][0]
+        assert hook["hooks"][0]["command"].startswith("agentty-rag inject ")
+
+
+@pytest.mark.parametrize("client", sorted(ENTRIES))
+def test_init_without_agentty_rag_on_path_writes_this_machines_path_and_says_so(tmp_path: Path, client: str) -> None:
+    path = f"/usr/bin{os.pathsep}/bin"
+    result = _init_with_path(tmp_path, path, client)
+    assert result.returncode == 0, result.stderr
+    command = _written_command(tmp_path, client)
+    assert os.path.isabs(command[0]) and Path(command[0]).exists()
+    assert "agentty-rag is not on PATH" in result.stderr and "a path only this machine has" in result.stderr
+    assert "uv tool install" in result.stderr and f"init {client} --force" in result.stderr
+    serve_prefix = command[: command.index("serve")] if "serve" in command else command
+    arguments = [a for a in serve_prefix[1:] if a not in ("--root", "${workspaceFolder}")]
+    ran = subprocess.run([command[0], *arguments, "--version"], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.startswith("agentty-rag ")
+
+
+def test_another_installation_on_path_is_not_written_as_the_bare_command(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    _launcher_script(bin_dir, str(tmp_path / "elsewhere" / "bin" / "python"))
+    result = _init_with_path(tmp_path, f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin", "cursor")
+    assert result.returncode == 0, result.stderr
+    assert os.path.isabs(_written_command(tmp_path, "cursor")[0])
+    assert f"the agentty-rag on PATH ({bin_dir / 'agentty-rag'}) is another installation" in result.stderr
+
+
+def test_a_link_to_the_installations_script_counts_as_the_same_installation(tmp_path: Path) -> None:
+    from agentty_rag.clients import same_installation
+
+    tool_bin = tmp_path / "tools" / "agentty-rag" / "bin"  # as uv tool and pipx lay out an installation
+    python = tool_bin / "python"
+    tool_bin.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    _launcher_script(tool_bin, "/usr/bin/python3")  # a #! line that does not tell: the link must
+    link = tmp_path / "bin" / "agentty-rag"
+    link.parent.mkdir()
+    link.symlink_to(tool_bin / "agentty-rag")
+    assert same_installation(str(link), str(python))
+    assert not same_installation(str(link), sys.executable)
+
+
+# -- a shared instructions block, and JSON with comments --------------------------------------------------------
+
+
+def test_uninstall_keeps_a_shared_instructions_block_while_another_client_uses_it(tmp_path: Path) -> None:
+    original = "# Agents\n\nRun `make test` before committing.\n"
+    write(tmp_path, {"AGENTS.md": original})
+    _ok(_init(tmp_path, "codex", "--instructions"))
+    _ok(_init(tmp_path, "cursor", "--instructions"))
+    with_block = (tmp_path / "AGENTS.md").read_text()
+    assert with_block.count("<!-- agentty-rag:start") == 1
+    removed = _init(tmp_path, "codex", "--uninstall")
+    assert removed.returncode == 0, removed.stderr
+    assert (tmp_path / "AGENTS.md").read_text() == with_block and not (tmp_path / ".codex").exists()
+    assert "kept the agentty-rag block in AGENTS.md: cursor still run(s) agentty-rag here" in removed.stderr
+    last = _init(tmp_path, "cursor", "--uninstall")
+    assert last.returncode == 0 and "kept" not in last.stderr
+    assert (tmp_path / "AGENTS.md").read_text() == original and not (tmp_path / ".cursor").exists()
+
+
+def test_claude_codes_own_instructions_file_is_not_shared(tmp_path: Path) -> None:
+    _ok(_init(tmp_path, "claude-code", "--instructions"))
+    _ok(_init(tmp_path, "codex", "--instructions"))
+    removed = _init(tmp_path, "claude-code", "--uninstall")
+    assert removed.returncode == 0 and not (tmp_path / "CLAUDE.md").exists() and "kept" not in removed.stderr
+    assert "<!-- agentty-rag:start" in (tmp_path / "AGENTS.md").read_text()
+
+
+COMMENTED_MCP_JSON = """{
+  // the project's servers
+  "mcpServers": {
+    /* GitHub, for issues */
+    "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github",],},
+  },
+}
+"""
+
+
+def test_json_with_comments_and_trailing_commas_is_merged_keeping_every_byte_of_it(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": COMMENTED_MCP_JSON})
+    result = _init(tmp_path, "claude-code")
+    assert result.returncode == 0, result.stderr
+    merged = (tmp_path / ".mcp.json").read_text()
+    assert all(line in merged.splitlines() for line in COMMENTED_MCP_JSON.splitlines())  # comments, commas
+    servers = jsonc.get(merged, ("mcpServers",))
+    assert isinstance(servers, dict) and list(servers) == ["agentty-rag", "github"]
+    assert ".mcp.json holds comments or trailing commas (JSON with comments): init kept them" in result.stderr
+    _ok(_init(tmp_path, "claude-code", "--uninstall"))
+    assert (tmp_path / ".mcp.json").read_text() == COMMENTED_MCP_JSON
+
+
+def test_a_file_that_is_not_even_json_with_comments_is_never_written(tmp_path: Path) -> None:
+    broken = '{\n  // a comment is fine\n  "mcpServers": {"x": {"command": "y"}}\n  "extra": 1\n}\n'
+    write(tmp_path, {".mcp.json": broken})
+    result = _init(tmp_path, "claude-code")
+    assert result.returncode == 1 and "is not valid JSON" in result.stderr and "line 4" in result.stderr
+    assert (tmp_path / ".mcp.json").read_text() == broken

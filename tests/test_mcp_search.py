@@ -67,7 +67,7 @@ def test_search_docs_ranks_mcp_resources_with_the_docs_and_keeps_none_of_them(tm
     assert {r["source"] for r in only_docs.structured["results"]} == {"docs"}
     assert [r["provenance"] for r in scoped.structured["results"]] == ["docs:queues.md:3-5"]
     kept = _kept(root)
-    assert sorted(kept) == ["rag_docs.lock", "rag_docs.ragdb", "rag_docs.ragdb.meta.json"]
+    assert sorted(kept) == [".gitignore", "rag_docs.lock", "rag_docs.ragdb", "rag_docs.ragdb.meta.json"]
     assert not any(b"pelican" in data for data in kept.values())
 
 

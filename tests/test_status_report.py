@@ -25,6 +25,7 @@ from agentty_rag.status_types import (
     SkillFolders,
     Skipped,
     Sources,
+    StateFolder,
     StatusReport,
     Vectors,
     Where,
@@ -64,6 +65,7 @@ def _report(**changes: object) -> StatusReport:
         indexes={"docs": _index("docs"), "code": _index("code")},
         dense=Dense("off", "off (AGENTTY_RAG_DENSE=0)", False),
         next=(),
+        state=StateFolder(True, "ours", ("memory/",)),
     )
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
 
@@ -79,9 +81,21 @@ def test_a_fresh_workspace_reads_as_one_line_per_fact() -> None:
             "  skipped: nothing",
             "code: 3 files, 7 chunks — fresh (updated 2026-01-02T03:04:05+0000)",
             "  skipped: nothing",
+            ".agentty/: indexes, locks and settings are machine state, kept out of git by .agentty/.gitignore; "
+            "yours to commit: ignore, knowledge/, skills/, memory/ (here: memory/)",
             "dense: off (AGENTTY_RAG_DENSE=0)",
         ]
     )
+
+
+def test_status_says_which_half_of_the_state_folder_git_sees() -> None:
+    def line(state: StateFolder) -> str:
+        return next(x for x in render_status(_report(state=state)).splitlines() if x.startswith(".agentty/"))
+
+    assert "not created yet" in line(StateFolder())
+    assert "no .gitignore yet (the next search writes one" in line(StateFolder(True, "missing", ()))
+    assert "(here: none yet)" in line(StateFolder(True, "missing", ()))
+    assert "is not the one agentty-rag writes" in line(StateFolder(True, "edited", ("skills/", "ignore")))
 
 
 def test_verbose_adds_the_index_internals_and_its_roots_in_name_order() -> None:
@@ -108,7 +122,7 @@ def test_storage_redactions_vectors_and_skips_each_get_their_line() -> None:
         dense=Vectors("ready", "ready: m", 5, 7),
     )
     text = render_status(_report(indexes={"code": code}))
-    assert text.splitlines()[1:] == [
+    assert [line for line in text.splitlines()[1:] if not line.startswith(".agentty/")] == [
         "code: 3 files, 7 chunks — stale: 1 added, 0 modified, 0 removed (the next search updates it) "
         "(updated 2026-01-02T03:04:05+0000)",
         "  kept in memory (read-only folder)",
@@ -155,7 +169,7 @@ def test_next_steps_come_last_as_a_list() -> None:
 
 def test_the_json_is_the_report_field_for_field() -> None:
     data = status_json(_report())
-    assert list(data) == ["workspace", "sources", "indexes", "dense", "next", "mcp", "generation"]
+    assert list(data) == ["workspace", "sources", "indexes", "dense", "next", "mcp", "generation", "state"]
     assert list(data["indexes"]["docs"]) == [f.name for f in dataclasses.fields(IndexState)]
     assert data["sources"]["docs"]["folder"] == {"path": "/w/docs", "shown": "./docs", "exists": True}
     assert json.loads(json.dumps(data))["indexes"]["code"]["manifest"]["fields"] == ["body"]
@@ -188,6 +202,7 @@ def test_gathered_report_agrees_with_the_workspace_in_text_and_json(tmp_path: Pa
         {"too large": 1},
     )
     assert report.next == ("1 docs file(s) skipped as too large: AGENTTY_RAG_DOCS_MAX_BYTES includes them",)
+    assert report.state == StateFolder(True, "ours", ("memory/",))
     text = render_status(report)
     assert f"(found .git above {tmp_path / 'docs'})" in text.splitlines()[0]
     assert "  docs folder: ./docs — 1 file" in text and "    too large: big.md" in text

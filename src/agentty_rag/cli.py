@@ -31,10 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentty-rag {__version__}")
     root_help = "the workspace (default: the nearest folder at or above this one holding .agentty/ or .git)"
-    parser.add_argument("--root", type=Path, default=None, help=root_help)
+    parser.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
     # --root is also accepted after the command (agentty-rag inject --root DIR), as hooks are often written.
     rooted = argparse.ArgumentParser(add_help=False)
-    rooted.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=root_help)
+    rooted.add_argument("--root", type=Path, default=argparse.SUPPRESS, metavar="DIR", help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[rooted], help="run the MCP server (stdio by default)")
@@ -63,8 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     code.add_argument("--json", action="store_true", help="print the structured result as JSON")
     code.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
 
-    index = commands.add_parser("index", parents=[rooted], help="bring an index up to date now")
-    index.add_argument("which", choices=("docs", "code", "all"), help="which index")
+    index = commands.add_parser("index", parents=[rooted], help="bring the indexes up to date now (and embed them)")
+    index.add_argument(
+        "which", nargs="?", default="all", choices=("docs", "code", "all"), help="which index (default: all)"
+    )
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
     index.add_argument(
         "--dry-run", action="store_true", help="list what would be indexed (by folder and language, the largest files)"
@@ -239,6 +241,20 @@ def _proactive(workspace: Any, mode: str | None) -> int:
     return 0
 
 
+# What ``serve`` says when a person starts it in a terminal: it still serves, but nobody there speaks MCP.
+ON_A_TERMINAL = (
+    "agentty-rag serve: an MCP server speaks JSON-RPC on stdin/stdout, so an MCP client starts it "
+    "(`agentty-rag init claude-code|codex|cursor|vscode|...` adds it to one); serving anyway, Ctrl-C stops it"
+)
+
+
+def _on_a_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (OSError, ValueError):  # a closed stdin
+        return False
+
+
 def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
     """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
     from agentty_rag.server import port_problem, serve
@@ -250,6 +266,8 @@ def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> in
         log.warning("%s; serving anyway, for a client that sends MCP roots", located.problem)
     elif located.found_elsewhere:
         log.info("workspace %s (%s above %s)", located.root, located.how, located.start)
+    if args.transport == "stdio" and _on_a_terminal(sys.stdin):
+        print(ON_A_TERMINAL, file=sys.stderr, flush=True)
     if args.transport == "http":
         problem = port_problem(args.host, args.port)
         if problem:

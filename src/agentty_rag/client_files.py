@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentty_rag import jsonc
+from agentty_rag import clients, jsonc
 from agentty_rag.clients import BLOCK_END, BLOCK_START, Edit, Kind
 from agentty_rag.errors import ClientError, Conflict
 
@@ -157,6 +157,38 @@ def plan(edits: list[Edit], *, remove: bool = False, force: bool = False) -> lis
     return changes
 
 
+def holds(edit: Edit) -> bool:
+    """Whether ``edit``'s file holds its server entry now (a file that cannot be read or parsed holds none)."""
+    try:
+        text = _read(edit.path)
+    except ClientError:
+        return False
+    if not text or not text.strip():
+        return False
+    if edit.kind == "toml-table":
+        import tomllib
+
+        try:
+            table = tomllib.loads(text).get(edit.keys[0])
+        except tomllib.TOMLDecodeError:
+            return False
+        return isinstance(table, dict) and edit.key in table
+    try:
+        return jsonc.get(text, (*edit.keys, edit.key)) is not None
+    except jsonc.JsoncError:
+        return False
+
+
+def still_reading_instructions(client: str, root: Path, home: Path | None) -> list[str]:
+    """The other clients that have agentty-rag installed here and read ``client``'s instructions file: its
+    block stays while one of them does."""
+    return [
+        other
+        for other in clients.sharing_instructions(client)
+        if any(holds(entry) for entry in clients.server_entries(other, root, home))
+    ]
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -200,4 +232,4 @@ def _remove_empty_parents(folder: Path, stop_at: Path) -> None:
         folder = folder.parent
 
 
-__all__ = ["Change", "diff", "plan", "write"]
+__all__ = ["Change", "diff", "holds", "plan", "still_reading_instructions", "write"]

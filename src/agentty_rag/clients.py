@@ -10,6 +10,7 @@ exactly it (and a file or folder left empty by that). ``client_files.py`` merges
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import shutil
 import sys
@@ -60,15 +61,55 @@ class Edit:
     value: object = None
 
 
-def launcher() -> list[str]:
-    """How a client starts this installation: the ``agentty-rag`` command when it is on PATH, else the
-    script beside this Python, else ``python -m agentty_rag``."""
-    if shutil.which(SERVER_NAME):
-        return [SERVER_NAME]
-    script = Path(sys.executable).with_name(SERVER_NAME + (".exe" if sys.platform == "win32" else ""))
+@dataclass(frozen=True)
+class Launcher:
+    """How a client starts this installation (``argv``), and why that is a path only this machine has
+    (``machine_specific``: "" when it is the bare ``agentty-rag`` command, which works on any machine that has
+    it on PATH)."""
+
+    argv: list[str]
+    machine_specific: str = ""
+
+
+def _script_beside(python: str) -> Path:
+    return Path(python).with_name(SERVER_NAME + (".exe" if sys.platform == "win32" else ""))
+
+
+def _interpreter_of(script: str) -> str:
+    """The Python a pip-style script runs (its ``#!`` line), or "" when it has none."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return ""
+    if not first.startswith(b"#!"):
+        return ""
+    words = first[2:].decode("utf-8", errors="replace").split()
+    return words[0] if words else ""
+
+
+def same_installation(found: str, python: str) -> bool:
+    """Whether the ``agentty-rag`` found on PATH runs this installation: it is (a link to) the script beside
+    ``python`` (pipx, ``uv tool``), or a script whose ``#!`` line names ``python`` (pip)."""
+    if os.path.realpath(found) == os.path.realpath(_script_beside(python)):
+        return True
+    interpreter = _interpreter_of(found)
+    return bool(interpreter) and os.path.abspath(interpreter) == os.path.abspath(python)
+
+
+def launcher(python: str | None = None, path: str | None = None) -> Launcher:
+    """How a client starts this installation: the bare ``agentty-rag`` when the one on PATH (``path``, the
+    process's own by default) is this installation; else the script beside this Python, else
+    ``python -m agentty_rag``, with the reason that is machine-specific."""
+    python = python or sys.executable
+    found = shutil.which(SERVER_NAME, path=path)
+    if found and same_installation(found, python):
+        return Launcher([SERVER_NAME])
+    why = f"the agentty-rag on PATH ({found}) is another installation" if found else "agentty-rag is not on PATH"
+    script = _script_beside(python)
     if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "agentty_rag"]
+        return Launcher([str(script)], why)
+    return Launcher([python, "-m", "agentty_rag"], why)
 
 
 def codex_tool_timeout(build_wait_ms: int) -> int:
@@ -103,7 +144,7 @@ def client_edits(
     argv: list[str] | None = None,
 ) -> list[Edit]:
     """The entries ``init CLIENT`` writes (with ``uninstall``, every entry it may have written)."""
-    argv = argv or launcher()
+    argv = argv or launcher().argv
     command, prefix = argv[0], argv[1:]
     serve = [*prefix, "serve"]
     in_workspace = [*prefix, "--root", "${workspaceFolder}", "serve"]  # Cursor and VS Code expand it
@@ -154,8 +195,30 @@ def client_edits(
     else:
         raise ClientError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
     if instructions:
-        edits.append(Edit(root / INSTRUCTION_FILES.get(client, "AGENTS.md"), "text-block", value=INSTRUCTIONS))
+        edits.append(Edit(root / instruction_file(client), "text-block", value=INSTRUCTIONS))
     return edits
+
+
+def instruction_file(client: str) -> str:
+    """The file whose instructions block ``client`` reads (``AGENTS.md`` is shared by several clients)."""
+    return INSTRUCTION_FILES.get(client, "AGENTS.md")
+
+
+def sharing_instructions(client: str) -> tuple[str, ...]:
+    """The other clients that read ``client``'s instructions file."""
+    mine = instruction_file(client)
+    return tuple(other for other in CLIENTS if other != client and instruction_file(other) == mine)
+
+
+def server_entries(client: str, root: Path, home: Path | None) -> list[Edit]:
+    """Every place ``client``'s server entry may be (opencode's two shapes); [] when it has none here."""
+    try:
+        entry = client_edits(client, root, home, argv=[SERVER_NAME])[0]
+    except ClientError:  # Windsurf without a home folder
+        return []
+    if client == "opencode":
+        return [Edit(entry.path, "json-member", keys) for keys in (("mcp",), ("mcp", "servers"))]
+    return [entry]
 
 
 def uninstall_edits(client: str, root: Path, home: Path | None) -> list[Edit]:
@@ -175,8 +238,13 @@ __all__ = [
     "NEXT_STEPS",
     "Edit",
     "Kind",
+    "Launcher",
     "client_edits",
     "codex_tool_timeout",
+    "instruction_file",
     "launcher",
+    "same_installation",
+    "server_entries",
+    "sharing_instructions",
     "uninstall_edits",
 ]

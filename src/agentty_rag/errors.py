@@ -22,7 +22,8 @@ AgenttyRagError                  every error agentty-rag defines
 ├── StdinError (ValueError)      inject: what came on stdin is not a prompt; the hook stays quiet
 ├── UsageError                   rag-bench: bad arguments; exit status 2
 ├── QueriesError (ValueError)    rag-bench: the queries file cannot be used
-└── ManifestError (ValueError)   rag-bench: the suite manifest cannot be used
+├── ManifestError (ValueError)   rag-bench: the suite manifest cannot be used
+└── ResultFileError (ValueError) reference: a benchmark result file cannot be used for the benchmarks page
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ class ManifestError(AgenttyRagError, ValueError):
     """The manifest cannot be used (the message names the file, the line when known, and the problem)."""
 
 
+class ResultFileError(AgenttyRagError, ValueError):
+    """A benchmark result file cannot be used (the message names the file and the problem)."""
+
+
 __all__ = [
     "AgenttyError",
     "AgenttyRagError",
@@ -130,6 +135,7 @@ __all__ = [
     "ManifestError",
     "QueriesError",
     "ResourceServerError",
+    "ResultFileError",
     "StdinError",
     "UnsafeFile",
     "UsageError",

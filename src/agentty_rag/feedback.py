@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentty_rag.fsguard import check_state_dir, open_private, write_private
+from agentty_rag.fsguard import open_private, write_private
+from agentty_rag.state_dir import make as make_state_dir
 
 RECENT_FILE = "rag_recent.json"
 FEEDBACK_FILE = "rag_feedback.tsv"
@@ -162,8 +163,7 @@ def remember(state_dir: Path, search: RecentSearch) -> None:
         ]
     }
     try:
-        check_state_dir(state_dir)
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_state_dir(state_dir)
         write_private(state_dir / RECENT_FILE, json.dumps(data, indent=1).encode("utf-8"))
     except OSError:
         pass  # learning is best effort: a search never fails for it
@@ -237,8 +237,7 @@ def append_rows(state_dir: Path, rows: Sequence[Row]) -> None:
     if not rows:
         return
     kept = [*read_rows(state_dir), *rows][-MAX_ROWS:]
-    check_state_dir(state_dir)
-    state_dir.mkdir(parents=True, exist_ok=True)
+    make_state_dir(state_dir)
     text = "\n".join([HEADER, *(row.line() for row in kept)]) + "\n"
     write_private(state_dir / FEEDBACK_FILE, text.encode("utf-8"))
 

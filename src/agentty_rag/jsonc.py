@@ -258,6 +258,15 @@ def set_member(text: str, keys: tuple[str, ...], key: str, value: object) -> str
     return text[: existing.node.start] + _render(value, indent, unit) + text[existing.node.end :]
 
 
+def is_plain(text: str) -> bool:
+    """Whether ``text`` is plain JSON (no comments, no trailing commas), as every JSON reader accepts it."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def get(text: str, keys: tuple[str, ...]) -> object:
     """The value at ``keys`` (None when missing)."""
     nodes = _path(parse(text), keys)
@@ -321,4 +330,14 @@ def is_empty(text: str) -> bool:
     return root.kind == "object" and not root.slots and not text[root.start + 1 : root.end - 1].strip()
 
 
-__all__ = ["JsoncError", "get", "insert_item", "is_empty", "parse", "remove_items", "remove_member", "set_member"]
+__all__ = [
+    "JsoncError",
+    "get",
+    "insert_item",
+    "is_empty",
+    "is_plain",
+    "parse",
+    "remove_items",
+    "remove_member",
+    "set_member",
+]

@@ -13,7 +13,8 @@ import os
 import time
 from pathlib import Path
 
-from agentty_rag.fsguard import check_state_dir, open_private, write_private
+from agentty_rag.fsguard import open_private, write_private
+from agentty_rag.state_dir import make as make_state_dir
 
 MODES = ("on", "first-turn", "off")
 SETTINGS_FILE = "settings.json"
@@ -24,8 +25,7 @@ MAX_SESSIONS = 2000
 
 
 def _write_json(path: Path, data: object) -> None:
-    check_state_dir(path.parent)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_state_dir(path.parent)
     write_private(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 

@@ -22,6 +22,7 @@ from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import kinds_of, source_spec
 from agentty_rag.sources.languages import file_language, named_by_text
 from agentty_rag.sources.text import decode
+from agentty_rag.state_dir import describe as describe_state_dir
 from agentty_rag.status_types import (
     Dense,
     DocsFolder,
@@ -134,6 +135,7 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
         dense=Dense(workspace.dense.status.state, workspace.dense.describe(), workspace.settings.dense_configured),
         next=(),
         mcp=mcp_resources(workspace),
+        state=describe_state_dir(workspace.state_dir),
     )
     return replace(report, next=tuple(next_steps(workspace, report)), generation=generation(workspace.settings))
 

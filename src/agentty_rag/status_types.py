@@ -188,6 +188,16 @@ class McpResources:
 
 
 @dataclass(frozen=True)
+class StateFolder:
+    """The workspace's ``.agentty/``: whether it exists, how git is kept off its machine state (``gitignore``:
+    ``ours``, ``edited`` or ``missing``), and which of the entries a team commits it holds."""
+
+    exists: bool = False
+    gitignore: str = "missing"
+    committed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StatusReport:
     """Everything ``agentty-rag status`` says, and what a user can do about it (``next``), most useful first."""
 
@@ -198,6 +208,7 @@ class StatusReport:
     next: tuple[str, ...]
     mcp: McpResources = McpResources()
     generation: str = ""  # the optional generation stages' model, when one is switched on ("" when none is)
+    state: StateFolder = StateFolder()  # .agentty/: what git ignores, what a team commits
 
 
 @dataclass(frozen=True)
@@ -232,6 +243,7 @@ __all__ = [
     "SkillFolders",
     "Skipped",
     "Sources",
+    "StateFolder",
     "StatusReport",
     "Vectors",
     "Where",

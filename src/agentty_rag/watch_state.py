@@ -12,7 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, write_private
+from agentty_rag.fsguard import UnsafeFile, open_private, write_private
+from agentty_rag.state_dir import make as make_state_dir
 
 WATCH_FILE = "rag_watch.json"
 
@@ -21,8 +22,7 @@ def record(state_dir: Path, state: str, problem: str = "") -> None:
     """Say what this server does (``watching``, ``failed``, ``off``); a file that cannot be written is left."""
     data = {"pid": os.getpid(), "state": state, "problem": problem}
     with contextlib.suppress(OSError):
-        check_state_dir(state_dir)
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_state_dir(state_dir)
         write_private(state_dir / WATCH_FILE, json.dumps(data, sort_keys=True).encode("utf-8"))
 
 

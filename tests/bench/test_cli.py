@@ -32,6 +32,7 @@ def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:
         r for r in RUNGS if (dense_ran or r not in {"+dense", DENSE_ONLY}) and (r not in GENERATION_RUNGS or r in ran)
     ]
     assert ran == expected
+    assert [row["rung"] for row in data["rungs"] if row["default"]] == ["+budget"]  # the default configuration
     for row in data["rungs"]:
         for metric in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "ms_p50", "ms_p95"):
             assert 0 <= row[metric] and (metric.startswith("ms") or row[metric] <= 1)
@@ -73,6 +74,8 @@ def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) ->
     measure = [line for line in result.stdout.splitlines() if line.startswith("MEASURE ")]
     assert len(measure) == 1 and "mode=bm25 queries=128 bytes=" in measure[0] and "answer_retention=" in measure[0]
     assert "baseline" in result.stdout and "cold open + first answer" in result.stdout
+    marked = [line.split()[0:2] for line in result.stdout.splitlines() if "(default)" in line]
+    assert marked == [["+budget", "(default)"]]  # the ladder says which rung the tools run
     assert "+dense skipped: the dense leg is off (AGENTTY_RAG_DENSE=0)" in result.stdout
     assert not (FIXTURES / ".agentty").exists()  # the workspace is never written to
 

@@ -105,10 +105,9 @@ def test_a_manifest_without_workspaces_or_unreadable_says_so(tmp_path: Path) -> 
         load_manifest(tmp_path / "missing.toml")
 
 
-def test_the_readme_example_manifest_reads(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    # the suite's example: the README's other TOML blocks are clients' configuration files
-    examples = [block for block in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[[workspace]]" in block]
+def test_the_documented_example_manifest_reads(tmp_path: Path) -> None:
+    page = (REPO / "docs" / "rag-bench.md").read_text(encoding="utf-8")
+    examples = [block for block in re.findall(r"```toml\n(.*?)```", page, re.S) if "[[workspace]]" in block]
     assert len(examples) == 1
     write(
         tmp_path,

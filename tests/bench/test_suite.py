@@ -117,6 +117,8 @@ def test_per_workspace_rows_macro_means_categories_and_untouched_workspaces(suit
     assert by_file["mrr"] >= shop["mrr"] and by_file["ndcg@10"] >= shop["ndcg@10"]
     printed = result.stdout
     assert "macro mean over 3 workspaces" in printed and "per workspace · rung +budget" in printed
+    assert [row["rung"] for row in data["macro"] if row["default"]] == ["+budget"]
+    assert "\n+budget (default) " in printed  # the macro table marks the default configuration
     assert "shop by file" in printed and "category semantic" in printed and "category symbol" in printed
 
 

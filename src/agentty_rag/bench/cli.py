@@ -68,14 +68,14 @@ def _parser() -> argparse.ArgumentParser:
         prog="rag-bench",
         description="Measure ranking quality, latency, freshness and token cost of agentty-rag on your corpus.",
     )
-    root_help = "workspace root (default: the current directory)"
-    parser.add_argument("--root", type=Path, default=None, help=root_help)
+    root_help = "docs and code: the workspace root (default: the current directory)"
+    parser.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for corpus, text in (("docs", "docs, skills and memory"), ("code", "source code")):
         single = commands.add_parser(corpus, help=f"measure the {text} index of one workspace")
         single.set_defaults(corpus=corpus)
         # also accepted after the command; SUPPRESS keeps a --root given before it
-        single.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=root_help)
+        single.add_argument("--root", type=Path, default=argparse.SUPPRESS, metavar="DIR", help=root_help)
         single.add_argument("--queries", type=Path, help="labeled queries (JSONL); default: generated known-item set")
         single.add_argument(
             "--docstring-queries",

@@ -11,7 +11,10 @@ workspace root for code —, or for docs relative to the workspace root, as ``sc
 * ``path`` — the whole file;
 * ``path#Heading`` — the section under that heading (its deepest heading);
 * ``path:START-END`` — a line span;
-* ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path);
+* ``path:Symbol.name`` — a definition (matched as a dot-boundary suffix of the chunk's symbol path); a member
+  (``CliRunner.isolation``) is matched only by a passage that holds it — its own chunk, a passage over its
+  lines, or the chunk of a class kept whole that holds it — never by another chunk of its class (the class
+  header, a sibling method);
 * ``skill:NAME``, ``memory:ID`` — a skill or a memory fact.
 
 ``answers`` and ``category`` (a group the reports average over) are optional. The query text is read as the
@@ -27,11 +30,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.chunking.code import chunk_code
+from agentty_rag.chunking.languages import spec_named
 from agentty_rag.errors import QueriesError
 from agentty_rag.request import MAX_QUERY_CHARS
 from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, kinds_of
-from agentty_rag.types import Chunk, Hit
+from agentty_rag.types import Chunk, Document, Hit
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
 
@@ -45,6 +50,8 @@ class Label:
     heading: str = ""
     span: tuple[int, int] | None = None
     symbol: str = ""
+    # The lines of ``symbol``'s definition, found in the corpus by ``reconcile`` (``definition_spans``).
+    symbol_spans: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def parse(cls, raw: str, corpus: str) -> Label:
@@ -78,8 +85,10 @@ class Label:
     def matches_passage(self, hit: Hit, answers: tuple[str, ...] = ()) -> bool:
         """Whether ``hit`` is (or holds) this item; a stitched hit holds each of its parts.
 
-        A symbol label also matches the chunk of its enclosing type when that type was kept whole (a small
-        class is one chunk): the chunk must then contain one of the query's ``answers``, when it has any.
+        A symbol label matches a passage that holds the definition: one carrying its symbol, or reaching the
+        lines of its definition (``symbol_spans``: its own chunks, or its place inside a class kept whole).
+        Where no grammar tells those lines, a passage naming the member and its owner matches, when it
+        holds one of the query's ``answers`` (if it has any).
         """
         chunk = hit.chunk
         if not self.matches_file(chunk):
@@ -92,13 +101,26 @@ class Label:
         if self.span is not None:
             return chunk.start_line <= self.span[1] and self.span[0] <= chunk.end_line
         if self.symbol:
-            symbols = [p.symbol for p in hit.pieces if p.symbol]
-            if any(s == self.symbol or s.endswith("." + self.symbol) for s in symbols):
-                return True
-            owner = self.symbol.rpartition(".")[0]
-            holds_member = bool(owner) and any(s == owner or s.endswith("." + owner) for s in symbols)
-            return holds_member and (not answers or any(a in chunk.text for a in answers))
+            return self._holds_symbol(hit, answers)
         return True
+
+    def _holds_symbol(self, hit: Hit, answers: tuple[str, ...]) -> bool:
+        symbols = [p.symbol for p in hit.pieces if p.symbol]
+        if any(names(s, self.symbol) for s in symbols):
+            return True
+        chunk = hit.chunk
+        if self.symbol_spans:  # where the definition is: a passage holds it when it reaches its lines
+            return any(chunk.start_line <= end and start <= chunk.end_line for start, end in self.symbol_spans)
+        # no grammar told where it is: a passage naming the member and its owner (and holding the answers)
+        text = chunk.text
+        parts = [part for part in self.symbol.split(".")[-2:] if part]
+        named = all(re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text) for part in parts)
+        return named and (not answers or any(a in text for a in answers))
+
+
+def names(symbol_path: str, symbol: str) -> bool:
+    """Whether a chunk's ``symbol_path`` is ``symbol``, or ends with it at a dot (``pkg.Pool.submit``)."""
+    return symbol_path == symbol or symbol_path.endswith("." + symbol)
 
 
 @dataclass(frozen=True)
@@ -146,22 +168,56 @@ def reconcile(
     folder (``guide/install.md``) when that names a file of the corpus; ``docs_prefix`` is the docs folder
     relative to the workspace (``docs/``). The queries still run with the labels that match nothing.
     """
-    known = {chunk_file_id(c) for c in chunks}
+    by_file: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_file.setdefault(chunk_file_id(chunk), []).append(chunk)
     fixed: list[Query] = []
     warnings: list[str] = []
     for query in queries:
         labels: list[Label] = []
         for label in query.labels:
             inside = label.path.removeprefix(docs_prefix) if docs_prefix else label.path
-            if label.file_id not in known and label.source == "docs" and f"docs:{inside}" in known:
+            if label.file_id not in by_file and label.source == "docs" and f"docs:{inside}" in by_file:
                 label = replace(label, path=inside)
+            own = by_file.get(label.file_id, [])
+            if label.symbol:
+                label = replace(label, symbol_spans=definition_spans(own, label.symbol))
             labels.append(label)
-            if label.file_id not in known:
+            if not own:
                 warnings.append(f"query {query.id}: {label.file_id} is not in the {corpus} corpus")
-            elif not any(label.matches_passage(Hit(c, 0.0)) for c in chunks if chunk_file_id(c) == label.file_id):
+            elif not any(label.matches_passage(Hit(c, 0.0)) for c in own):
                 warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
         fixed.append(replace(query, labels=tuple(labels)))
     return fixed, warnings
+
+
+def definition_spans(chunks: Sequence[Chunk], symbol: str) -> tuple[tuple[int, int], ...]:
+    """The lines of ``symbol``'s definition among one file's ``chunks``: the chunks that carry it, else where
+    it sits inside a chunk that holds it (a class kept whole, a module holding the class), found by cutting
+    each chunk again down to single definitions; () when neither tells (a language with no grammar)."""
+    spans = tuple((c.start_line, c.end_line) for c in chunks if c.symbol and names(c.symbol, symbol))
+    if spans:
+        return spans
+    found: list[tuple[int, int]] = []
+    for chunk in chunks:
+        try:
+            language = spec_named(chunk.language)
+        except KeyError:
+            continue
+        document = Document(chunk.source, chunk.ref, chunk.text, chunk.language)
+        offset = chunk.start_line - 1
+        found += [
+            (part.start_line + offset, part.end_line + offset)
+            for part in chunk_code(document, language, 1)  # 1 character: every definition is cut apart
+            if part.symbol and names(part.symbol, symbol)
+        ]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(found):  # a definition cut into line windows is one span again
+        if merged and start <= merged[-1][1] + 2:  # a blank line between two windows
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
 
 
 def _describe(label: Label) -> str:
@@ -221,6 +277,7 @@ __all__ = [
     "docs_prefix_of",
     "json_object",
     "load_queries",
+    "names",
     "query_text",
     "reconcile",
 ]

@@ -29,6 +29,9 @@ from agentty_rag.types import Chunk, Hit
 
 Progress = Callable[[str], None]
 
+# The rung that is the default configuration (every stage at its default, through the output path), marked
+# as such in every table and JSON row.
+DEFAULT_RUNG = "+budget"
 # The rung of the dense leg alone, and the switch that turns the dense leg on.
 DENSE_ONLY = "dense-only"
 DENSE_SWITCH = "AGENTTY_RAG_DENSE"
@@ -55,7 +58,7 @@ def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
             rungs[rung.name] = current
         else:
             opt_in.append(rung)
-    rungs["+budget"] = current
+    rungs[DEFAULT_RUNG] = current
     rungs.update({rung.name: {**current, rung.switch: "1"} for rung in opt_in})
     return rungs
 
@@ -65,7 +68,7 @@ def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
 RUNGS = ladder(stage_rungs())
 # The rungs whose stages ask the generator (``retrieve.generator``).
 GENERATION_RUNGS = frozenset(rung.name for kind in (expand.KIND, hyde.KIND) for rung in kind.rungs)
-OUTPUT_RUNGS = {*list(RUNGS)[list(RUNGS).index("+budget") :], "current"}
+OUTPUT_RUNGS = {*list(RUNGS)[list(RUNGS).index(DEFAULT_RUNG) :], "current"}
 
 # Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
 LEVERS: dict[str, dict[str, object]] = {
@@ -214,7 +217,8 @@ class Rung:
 
     def row(self, categories: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Every figure, and each query's rank (with its category when ``categories`` gives one)."""
-        row: dict[str, Any] = {"rung": self.result.name, **self.result.summary()}
+        row: dict[str, Any] = {"rung": self.result.name, "default": self.result.name == DEFAULT_RUNG}
+        row.update(self.result.summary())
         if self.mode is not None:
             row["mode"] = self.mode
         per_query = []
@@ -298,7 +302,7 @@ def measured_configuration(
 ) -> dict[str, Any]:
     """The figures of the configuration the environment selects (what the levers ran on): its rung when the
     ladder ran it, else measured now."""
-    measured = next((dict(r) for r in rows if r["rung"] in ("+budget", "current")), {})
+    measured = next((dict(r) for r in rows if r["rung"] in (DEFAULT_RUNG, "current")), {})
     if not measured:
         shown = output_searcher(built.workspace, corpus)
         measured = {"rung": "current", **evaluate("current", shown, queries, level, k).summary()}
@@ -307,6 +311,7 @@ def measured_configuration(
 
 
 __all__ = [
+    "DEFAULT_RUNG",
     "DENSE_ONLY",
     "DENSE_SWITCH",
     "LEVERS",

@@ -53,10 +53,11 @@ def metrics_table(
     cells: Sequence[str] = ("rung",),
     metric_columns: Sequence[tuple[str, str]] = LADDER_COLUMNS,
 ) -> str:
-    """One line per row: its ``cells`` (keys shown as text under ``heading``), then its figures."""
+    """One line per row: its ``cells`` (keys shown as text under ``heading``), then its figures; the rung
+    that is the default configuration says so."""
     lines = [[*heading, *(title for title, _ in metric_columns)]]
     for row in rows:
-        line = [str(row[key]) for key in cells]
+        line = [f"{row[key]} (default)" if key == "rung" and row.get("default") else str(row[key]) for key in cells]
         lines.append(line + [figure(key, row[key]) for _, key in metric_columns])
     return columns(lines)
 

@@ -25,6 +25,7 @@ from agentty_rag import __version__
 from agentty_rag.bench.console import Progress, UsageError, warn
 from agentty_rag.bench.datasets import Query, docs_prefix_of, load_queries, reconcile
 from agentty_rag.bench.ladder import (
+    DEFAULT_RUNG,
     Built,
     Rung,
     Target,
@@ -140,7 +141,7 @@ def _measure(
 
 
 def _pooled(name: str, scores: list[QueryScore]) -> dict[str, Any]:
-    return {"rung": name, "queries": len(scores), **RungResult(name, scores).summary()}
+    return {"rung": name, "default": name == DEFAULT_RUNG, "queries": len(scores), **RungResult(name, scores).summary()}
 
 
 def _macro(name: str, runs: Sequence[WorkspaceRun]) -> dict[str, Any]:
@@ -198,7 +199,7 @@ def _count(share: float, of: float) -> float:
 
 def _reported_rung(ladder: Sequence[str]) -> str:
     """The rung the per-workspace table shows: the default configuration when it ran, else the last rung."""
-    return next((r for r in ("current", "+budget") if r in ladder), ladder[-1])
+    return next((r for r in ("current", DEFAULT_RUNG) if r in ladder), ladder[-1])
 
 
 def _prefixed(progress: Progress, prefix: str) -> Callable[[str], None]:

@@ -1,7 +1,8 @@
 """Every setting, declared once, grouped by the stage that reads it.
 
-Each field names its variable and gives its default, its clamp and the description the README's table
-shows (``python -m agentty_rag.config.table README.md`` writes the table; a test fails when it drifts).
+Each field names its variable and gives its default, its clamp and the description the configuration page
+shows (``python -m agentty_rag.reference`` writes its tables into ``docs/configuration.md``; a test fails
+when they drift).
 A stage takes its own group: ``ChunkingConfig.from_settings(settings)`` needs only ``ChunkingSettings``,
 and ``Settings`` (in ``__init__``) is every group at once, so the flat ``settings.chunk_chars`` works
 everywhere.

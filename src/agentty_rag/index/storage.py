@@ -11,12 +11,13 @@ import contextlib
 from pathlib import Path
 
 from agentty_rag.errors import IndexCorrupt, IndexUnwritable
-from agentty_rag.fsguard import UnsafeFile, check_state_dir
+from agentty_rag.fsguard import UnsafeFile
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.lock import unfinished_update
 from agentty_rag.index.manifest import manifest_problem
 from agentty_rag.index.notes import Notes
 from agentty_rag.index.store import Store
+from agentty_rag.state_dir import make as make_state_dir
 
 
 class Storage:
@@ -51,8 +52,7 @@ class Storage:
         """
         config = self.config
         try:
-            check_state_dir(config.state_dir)
-            config.state_dir.mkdir(parents=True, exist_ok=True)
+            make_state_dir(config.state_dir)
         except UnsafeFile as error:
             raise IndexUnwritable(str(error)) from None
         except OSError as error:

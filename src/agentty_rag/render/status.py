@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from agentty_rag.status_types import IndexPreview, IndexState, McpResources, Skipped, Sources, StatusReport
+from agentty_rag.status_types import (
+    IndexPreview,
+    IndexState,
+    McpResources,
+    Skipped,
+    Sources,
+    StateFolder,
+    StatusReport,
+)
 
 # How many paths a line names before it says how many more there are.
 _SHOWN_PATHS = 5
@@ -40,6 +48,7 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     lines = [head]
     for name, state in report.indexes.items():
         lines.extend(_index_lines(name, state, report.sources, verbose))
+    lines.append(_state_line(report.state))
     if report.mcp.enabled:
         lines.extend(_mcp_lines(report.mcp))
     lines.append(f"dense: {report.dense.description}")
@@ -49,6 +58,20 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)
     return "\n".join(lines)
+
+
+def _state_line(state: StateFolder) -> str:
+    """Which half of .agentty/ is machine state (ignored by git) and which a team commits."""
+    yours = "ignore, knowledge/, skills/, memory/"
+    if not state.exists:
+        return f".agentty/: not created yet (the first search creates it; git ignores all in it but {yours})"
+    ignored = {
+        "ours": "indexes, locks and settings are machine state, kept out of git by .agentty/.gitignore",
+        "missing": "no .gitignore yet (the next search writes one to keep its indexes and locks out of git)",
+        "edited": ".agentty/.gitignore is not the one agentty-rag writes (remove it to get that back)",
+    }[state.gitignore]
+    here = ", ".join(state.committed) or "none yet"
+    return f".agentty/: {ignored}; yours to commit: {yours} (here: {here})"
 
 
 def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) -> list[str]:
