@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings
-from agentty_rag.dense_leg import LONG_QUERY_MODE
-from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_SHARE, Reranked
+from agentty_rag.dense_leg import LONG_QUERY_MODE, NAME_QUERY_MODE
+from agentty_rag.retrieve.rerank import FEATURES, FILE_FEATURES, Reranked
 from agentty_rag.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, CompatServer, free_port, write
 
@@ -61,7 +61,7 @@ def test_a_paraphrase_with_no_shared_words_is_found_only_when_hybrid(
     hybrid = _ws(tmp_path, server).search_docs(PARAPHRASE)
     assert hybrid.result.mode == "hybrid"
     assert hybrid.structured["results"][0]["path"] == "vehicles.md"
-    assert hybrid.text.startswith("search_docs · hybrid · lexical ") and " dense " in hybrid.text.split("\n")[0]
+    assert hybrid.text.startswith("search_docs · hybrid · funnel ") and "+" in hybrid.text.split("\n")[0]
 
 
 @pytest.mark.parametrize("case", ["refused", "missing model", "slow"])
@@ -218,7 +218,7 @@ CODE = {
 }
 
 
-def test_a_short_code_question_in_hybrid_mode_weighs_a_share_of_the_files_evidence(
+def test_in_hybrid_mode_each_passage_and_file_carries_the_dense_legs_evidence_beside_its_bm25(
     tmp_path: Path, compat_server: Callable[..., CompatServer]
 ) -> None:
     write(tmp_path, CODE)
@@ -231,14 +231,17 @@ def test_a_short_code_question_in_hybrid_mode_weighs_a_share_of_the_files_eviden
     hybrid = workspace.search_code(query, k=3)
     assert lexical.result.mode == "bm25" and hybrid.result.mode == "hybrid"
 
-    def file_parts(explanations: tuple[Reranked, ...]) -> list[float]:
-        return [value for r in explanations for name, value in r.contributions if name == "file file_bm25"]
+    def parts(explanations: tuple[Reranked, ...], wanted: str) -> list[float]:
+        return [value for r in explanations for name, value in r.contributions if name == wanted]
 
     full = FILE_FEATURES["file_bm25"][0]
-    # BM25 mode: the file order's lead passage carries its file's evidence in full ...
-    assert max(file_parts(lexical.explanations)) == pytest.approx(full)
-    # ... hybrid mode: one order, where no passage carries more than the share.
-    assert 0 < max(file_parts(hybrid.explanations)) <= full * HYBRID_FILE_SHARE + 1e-9
+    # Both modes: the file order's lead passage carries its file's lexical evidence in full ...
+    assert max(parts(lexical.explanations, "file file_bm25")) == pytest.approx(full)
+    assert max(parts(hybrid.explanations, "file file_bm25")) == pytest.approx(full)
+    # ... and in hybrid mode the dense leg's too: the passage's similarity and its file's, on the query's scale.
+    assert not any(parts(lexical.explanations, "dense")) and not any(parts(lexical.explanations, "file file_dense"))
+    assert 0 < max(parts(hybrid.explanations, "dense")) <= FEATURES["dense"][0]
+    assert 0 < max(parts(hybrid.explanations, "file file_dense")) <= FILE_FEATURES["file_dense"][0]
     assert hybrid.structured["results"][0]["path"] == "core/loop.py"
 
 
@@ -269,8 +272,27 @@ def test_a_long_code_query_is_searched_by_the_lexical_leg_alone_without_embeddin
     server.stop()  # the long query must not ask the server for its embedding
     long = workspace.search_code(LONG_QUERY, k=3)
     assert long.result.mode == f"bm25 ({LONG_QUERY_MODE})"
-    assert LONG_QUERY_MODE in long.text
+    assert long.structured["mode"] == f"bm25 ({LONG_QUERY_MODE})" and long.text.startswith("search_code · bm25 · ")
     assert [r["provenance"] for r in long.structured["results"]] == [
         r["provenance"] for r in lexical.structured["results"]
     ]
     assert long.structured["results"][0]["path"] == "core/loop.py"
+
+
+def test_a_bare_name_is_searched_by_the_lexical_leg_alone_without_embedding_it(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, CODE)
+    lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code("run_event_loop", k=3)
+    server = compat_server()
+    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
+    workspace.index("code").refresh()
+    workspace.embed_all("code")
+    assert workspace.search_code("where does the event loop run", k=3).result.mode == "hybrid"
+    server.stop()  # the name must not ask the server for its embedding
+    named = workspace.search_code("run_event_loop", k=3)
+    assert named.result.mode == f"bm25 ({NAME_QUERY_MODE})"
+    assert [r["provenance"] for r in named.structured["results"]] == [
+        r["provenance"] for r in lexical.structured["results"]
+    ]
+    assert named.structured["results"][0]["symbol"] == "run_event_loop"

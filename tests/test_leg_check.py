@@ -12,14 +12,17 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.discovery import Located
 from agentty_rag.index.dense import Vector
 from agentty_rag.index.vectors import embed_text
-from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, save, verdict_path
+from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, probe_plan, save, verdict_path
 from agentty_rag.retrieve.candidates import analyse_query
+from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
+from agentty_rag.retrieve.legs import LEXICAL, HiddenDocs, probe_ranks
 from agentty_rag.service import Workspace
 from agentty_rag.status_report import gather
 from tests.conftest import FIXTURES, OPEN_WORKSPACES
@@ -73,6 +76,20 @@ def test_a_chunk_outside_the_index_scores_as_it_would_inside(corpus: Path) -> No
                 assert index.score_outside(chunk, weights) == pytest.approx(float(scores[slot]), abs=1e-9)
 
 
+def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(corpus: Path) -> None:
+    index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
+    groups = index.file_groups()
+    for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
+        weights = analyse_query(index, query, code=True).weights
+        files = index.lexical_scores(weights, files=True).files
+        for number in range(len(groups.refs)):
+            chunks = index.chunks(groups.slots_of(number).tolist())
+            first = dict(list(chunks.items())[:1])  # its first chunk given as it is stored: the same score
+            assert index.score_file_outside(number, first, weights) == pytest.approx(float(files[number]), abs=1e-9)
+            emptied = {slot: replace(chunk, text="") for slot, chunk in chunks.items()}
+            assert index.score_file_outside(number, emptied, weights) <= float(files[number]) + 1e-9
+
+
 def _wait_for_embedding(name: str = "code") -> None:
     for thread in threading.enumerate():
         if thread.name == f"agentty-embed-{name}":
@@ -88,7 +105,8 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     status = gather(workspace, Located(workspace.root, workspace.root, "--root")).indexes["code"].dense.leg_check
     assert status == stored.verdict.describe()
     mode = workspace.search_code("rotate the signing keys").result.mode
-    assert mode == (f"bm25 ({stored.verdict.describe()})" if stored.verdict.lexical else "hybrid")
+    modes = {LEXICAL: f"bm25 ({stored.verdict.describe()})", HYBRID: "hybrid", DENSE_LED: "hybrid (dense-led)"}
+    assert mode == modes[stored.verdict.lead]
 
     path.write_text("{ not json", encoding="utf-8")
     assert load(path) is None
@@ -100,7 +118,7 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     assert remade is not None and remade.held == stored.held  # the same probes
     # The same verdict; the MRRs may differ in the last digits: the first check ranked with the vectors as
     # embedded, the second with them as stored (float16).
-    assert (remade.verdict.probes, remade.verdict.lexical) == (stored.verdict.probes, stored.verdict.lexical)
+    assert (remade.verdict.probes, remade.verdict.lead) == (stored.verdict.probes, stored.verdict.lead)
     assert remade.verdict.mrr_hybrid == pytest.approx(stored.verdict.mrr_hybrid, abs=0.01)
 
 
@@ -110,7 +128,7 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
     path = verdict_path(workspace.index("code"))
     stored = load(path)
     assert stored is not None
-    lexical = replace(stored.verdict, lexical=True, mrr_lexical=0.46, mrr_hybrid=0.41)
+    lexical = replace(stored.verdict, lead=LEXICAL, mrr_lexical=0.46, mrr_hybrid=0.41, mrr_dense=0.3)
     save(path, replace(stored, verdict=lexical))
     later = _ws(corpus)
     outcome = later.search_code("rotate the signing keys")
@@ -125,9 +143,13 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
     later.dense.embedder.embed_query = recorded  # type: ignore[method-assign]
     assert later.search_code("where are the signing keys kept").result.mode == outcome.result.mode
     assert asked == []
-    expected = "bm25 (dense leg not used for this corpus: self-check MRR lexical 0.46, hybrid 0.41 (48 probes))"
+    expected = (
+        "bm25 (dense leg not used for this corpus: self-check MRR lexical 0.46, hybrid 0.41, dense-led 0.30 "
+        "(48 probes))"
+    )
     assert outcome.result.mode == expected
-    assert outcome.text.startswith(f"search_code · {expected} · lexical ")
+    assert outcome.text.startswith("search_code · bm25 · funnel ")  # the reason is in the structured content
+    assert outcome.structured["mode"] == expected
     lexical_only = _ws(corpus, AGENTTY_RAG_DENSE="0").search_code("rotate the signing keys")
     assert [h.chunk.chunk_id for h in outcome.result.hits] == [h.chunk.chunk_id for h in lexical_only.result.hits]
     # Weights the user set decide, whatever the verdict; the check can be switched off.
@@ -142,31 +164,35 @@ def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(corpu
     path = verdict_path(index)
     stored = load(path)
     assert stored is not None
-    save(path, replace(stored, verdict=replace(stored.verdict, lexical=True)))
-    assert _ws(corpus).search_code("backoff").result.mode.startswith("bm25 (dense leg not used")
+    save(path, replace(stored, verdict=replace(stored.verdict, lead=LEXICAL)))
+    assert _ws(corpus).search_code("retry with exponential backoff").result.mode.startswith("bm25 (dense leg not used")
     for stale in (
         replace(stored, profile="another-model|384||"),
         replace(stored, fusion="Fuse(bm25_weight=1.0, dense_weight=2.0)"),
         replace(stored, chunks=stored.chunks * 2),
         replace(stored, held=tuple((slot, "changed") for slot, _ in stored.held)),
     ):
-        save(path, replace(stale, verdict=replace(stored.verdict, lexical=True)))
+        save(path, replace(stale, verdict=replace(stored.verdict, lead=LEXICAL)))
         later = _ws(corpus)
-        assert later.search_code("backoff").result.mode == "hybrid"
+        assert later.search_code("retry with exponential backoff").result.mode == "hybrid"
         assert "stale" in str(later.dense_status("code")["leg_check"])
 
 
 def test_a_verdict_file_of_another_shape_is_no_verdict(tmp_path: Path) -> None:
     path = tmp_path / "rag_code.legcheck.json"
     assert load(path) is None
-    for text in ("", "[]", '{"version": 1}', '{"version": 99, "verdict": {}}', '{"version": 1, "verdict": {"x": 1}}'):
+    for text in ("", "[]", '{"version": 2}', '{"version": 99, "verdict": {}}', '{"version": 2, "verdict": {"x": 1}}'):
         path.write_text(text, encoding="utf-8")
         assert load(path) is None
-    verdict_dict = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "stderr": 0.02, "lexical": True}
-    record = {"version": 1, "verdict": verdict_dict, "profile": "p", "fusion": "f", "chunks": 9, "held": [[1, "h"]]}
-    path.write_text(json.dumps(record), encoding="utf-8")
+    verdict_dict = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "mrr_dense": 0.3, "stderr": 0.02}
+    record = {"version": 2, "verdict": {**verdict_dict, "lead": "lexical"}, "profile": "p", "fusion": "f", "chunks": 9}
+    path.write_text(json.dumps({**record, "held": [[1, "h"]]}), encoding="utf-8")
     loaded = load(path)
     assert isinstance(loaded, Stored) and loaded.held == ((1, "h"),) and loaded.verdict.lexical
+    # A verdict of the first version (two ways of searching, no dense-led one) is made again.
+    old = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "stderr": 0.02, "lexical": True}
+    path.write_text(json.dumps({**record, "version": 1, "verdict": old, "held": []}), encoding="utf-8")
+    assert load(path) is None
 
 
 def test_the_masked_text_is_what_the_dense_leg_embeds_in_place_of_the_stored_one(corpus: Path) -> None:
@@ -186,3 +212,57 @@ def test_a_verdict_that_cannot_be_kept_leaves_the_searches_hybrid_and_is_not_ret
     assert load(path) is None
     assert not workspace.dense.checks.due(workspace.index("code"), "any profile")
     assert workspace.search_code("rotate the signing keys").result.mode == "hybrid"
+
+
+def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_it(corpus: Path) -> None:
+    workspace = _built(corpus)
+    workspace.embed_all("code")
+    index = workspace.index("code")
+    workspace.dense.use_profile(index)
+    probe = pick_probes(index, time.monotonic() + 60)[0]
+    embedder = workspace.dense.embedder
+    vectors = {slot: embedder.embed_documents([embed_text(chunk)])[0] for slot, chunk in probe.masked.items()}
+    view = HiddenDocs(index, probe.masked, vectors)
+    weights = analyse_query(index, probe.query, code=True).weights
+    query = embedder.embed_query(probe.query)
+    slots = sorted(probe.masked)
+    groups = index.file_groups()
+    seen = view.lexical_scores(weights, files=True)
+    similarities = view.dense_scores(query)
+    stored = index.dense_scores(query)
+    assert similarities is not None and stored is not None
+    for slot in slots:
+        masked = probe.masked[slot]
+        assert view.chunks([slot])[slot] == masked and index.chunks([slot])[slot] != masked  # the index is unchanged
+        assert view.chunk_term_ids([slot])[slot] < index.chunk_term_ids([slot])[slot]  # the doc's own words are gone
+        assert float(seen.chunks[slot]) == pytest.approx(index.score_outside(masked, weights))
+        file = int(groups.of_slot[slot])
+        hidden = {s: c for s, c in probe.masked.items() if int(groups.of_slot[s]) == file}
+        assert float(seen.files[file]) == pytest.approx(index.score_file_outside(file, hidden, weights))
+        assert float(similarities[slot]) == pytest.approx(
+            float(np.asarray(vectors[slot]) @ np.asarray(query)), abs=1e-6
+        )
+    others = [s for s in range(index.n_chunks) if s not in probe.masked and not np.isnan(stored[s])]
+    assert np.allclose(similarities[others], stored[others])
+    ranks = probe_ranks(index, probe, query, vectors, probe_plan(workspace.settings))
+    assert all(rank in (0.0, *(1 / p for p in range(1, 11))) for rank in ranks)
+
+
+def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_says_so(corpus: Path) -> None:
+    workspace = _built(corpus)
+    workspace.embed_all("code")
+    path = verdict_path(workspace.index("code"))
+    stored = load(path)
+    assert stored is not None
+    query = "rotate the signing keys before they expire"
+    hybrid = _ws(corpus).search_code(query, k=5)
+    save(path, replace(stored, verdict=replace(stored.verdict, lead=DENSE_LED)))
+    led = _ws(corpus).search_code(query, k=5)
+    assert hybrid.result.mode in ("hybrid", "bm25 (" + stored.verdict.describe() + ")", "hybrid (dense-led)")
+    assert led.result.mode == "hybrid (dense-led)"
+    for explained in led.explanations:
+        parts = dict(explained.contributions)
+        assert all(parts.get(name, 0.0) == 0.0 for name in ("coverage", "name", "context", "file file_bm25"))
+        assert parts.get("dense", 0.0) >= 0.0
+    assert any(dict(e.contributions).get("dense", 0.0) > 0 for e in led.explanations)
+    assert "dense leg leads for this corpus" in str(_ws(corpus).dense_status("code")["leg_check"])

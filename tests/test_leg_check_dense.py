@@ -16,10 +16,13 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.leg_check import PROBE_LIMIT, load, verdict_path
+from agentty_rag.render import header_mode
 from agentty_rag.service import Workspace
 from tests.conftest import FIXTURES, CompatServer, run_module
 
-pytestmark = pytest.mark.integration
+# Embedding the fixture code with a real model on a loaded 2-core machine, then three searches per probe: the
+# timeout guards against a hang, not against a slow machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 QUERY = "rotate the signing keys before they expire"
 
@@ -46,8 +49,9 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
 
     searched = run_module("agentty_rag", root, ("search-code", QUERY, "--explain"), env)
     header = searched.stdout.splitlines()[0]
-    mode = f"bm25 ({said})" if stored.verdict.lexical else "hybrid"
-    assert header.startswith(f"search_code · {mode} · lexical "), header
+    modes = {"lexical": f"bm25 ({said})", "hybrid": "hybrid", "dense-led": "hybrid (dense-led)"}
+    mode = modes[stored.verdict.lead]
+    assert header.startswith(f"search_code · {header_mode(mode)[0]} · funnel "), header
 
     path.write_text('{"version": 1, "verdict": ', encoding="utf-8")  # cut short
     workspace.background_embedding = True  # the server: the check is made again by its embedding thread
@@ -59,7 +63,7 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
                 thread.join(300)
         remade = load(path)
         assert remade is not None and remade.held == stored.held
-        assert (remade.verdict.probes, remade.verdict.lexical) == (stored.verdict.probes, stored.verdict.lexical)
+        assert (remade.verdict.probes, remade.verdict.lead) == (stored.verdict.probes, stored.verdict.lead)
         assert workspace.search_code(QUERY).result.mode == mode
     finally:
         workspace.close()

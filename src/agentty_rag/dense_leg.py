@@ -27,12 +27,15 @@ from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.leg_check import LegChecks
 from agentty_rag.retrieve.candidates import is_long, lexical_alone
+from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
+from agentty_rag.retrieve.query import asked_names
 
 log = logging.getLogger(__name__)
 
-# The header's reason when a long query of a code index was searched without its embedding.
+# The header's reason when a query of a code index was searched without its embedding.
 LONG_QUERY_MODE = "a long query is searched by the lexical leg alone"
+NAME_QUERY_MODE = "a name is searched by the lexical leg alone"
 
 FAILURES_BEFORE_OFF = 3
 # The command line embeds at most this many missing chunks before a search (an edited file or two).
@@ -225,8 +228,25 @@ class DenseLeg:
         """The query's vector, or None when the leg check keeps this index's searches lexical."""
         return None if vector is None or self._lexical_verdict(index) is not None else vector
 
+    def lead(self, index: CorpusIndex) -> str:
+        """Which leg leads the index's hybrid searches (``fusion.HYBRID`` or ``fusion.DENSE_LED``): the leg
+        check's verdict, once it is made."""
+        profile = self.status.profile
+        if self.status.state != "ready" or profile is None:
+            return HYBRID
+        return self.checks.lead(index, profile.key)
+
     def _lexical_alone(self, index: CorpusIndex, query: str) -> bool:
-        return lexical_alone(index, is_long(index, query), self.settings.bm25_weight > 0)
+        return bool(self._lexical_alone_reason(index, query))
+
+    def _lexical_alone_reason(self, index: CorpusIndex, query: str) -> str:
+        """Why a search of the index is made by the lexical leg alone ("" when it is not)."""
+        weighted = self.settings.bm25_weight > 0
+        if lexical_alone(index, is_long(index, query), weighted):
+            return LONG_QUERY_MODE
+        if lexical_alone(index, False, weighted, asked_names(query)[1]):
+            return NAME_QUERY_MODE
+        return ""
 
     def _lexical_verdict(self, index: CorpusIndex) -> Verdict | None:
         profile = self.status.profile
@@ -281,7 +301,7 @@ class DenseLeg:
             have, live = index.vector_coverage()
             if have < live:
                 return f"hybrid (partial: {100 * have // max(live, 1)}% embedded)"
-            return "hybrid"
+            return "hybrid (dense-led)" if self.lead(index) == DENSE_LED else "hybrid"
         if status.state == "ready" and self.settings.dense_weight == 0:
             return "bm25 (dense weight 0)"
         verdict = self._lexical_verdict(index)
@@ -294,8 +314,9 @@ class DenseLeg:
                     "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
-            if mode == "bm25" and self._lexical_alone(index, query):
-                return f"bm25 ({LONG_QUERY_MODE})"
+            alone = self._lexical_alone_reason(index, query) if mode == "bm25" else ""
+            if alone:
+                return f"bm25 ({alone})"
         return mode
 
     def _expected(self, index: CorpusIndex) -> bool:
@@ -315,4 +336,4 @@ class DenseLeg:
         return known
 
 
-__all__ = ["FAILURES_BEFORE_OFF", "LONG_QUERY_MODE", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]
+__all__ = ["FAILURES_BEFORE_OFF", "LONG_QUERY_MODE", "NAME_QUERY_MODE", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]

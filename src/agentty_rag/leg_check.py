@@ -1,14 +1,16 @@
-"""The dense leg's self-check of one code index: does fusing the dense leg beat the lexical leg on this
-corpus, with this model?
+"""The dense leg's self-check of one code index: on this corpus, with this model, is a search best made by the
+lexical leg alone, by both legs (hybrid), or with the dense leg leading?
 
 Up to ``PROBE_LIMIT`` of the index's own documented definitions, picked deterministically, become questions
-(``retrieve.legs``: their first doc sentence, the docs hidden from the answer on both legs). When the fusion
-loses to the lexical leg by more than its own noise, the index's searches stay lexical. The verdict is kept
-beside the index (``rag_code.legcheck.json``) with what it depends on: the embedding profile, the fusion's
+(``retrieve.legs``: their first doc sentence, the docs hidden from the answer everywhere a search reads it),
+each searched the three ways through the search's own default stages. When the lexical or the dense-led search
+beats the hybrid one by more than its own noise, the index's searches take that way. The verdict is kept
+beside the index (``rag_code.legcheck.json``) with what it depends on: the embedding profile, the ranking
 settings, the number of chunks and the probed chunks' hashes. It is checked again when the profile or the
-fusion changed, or when a quarter of the probed definitions changed or the index grew or shrank by a quarter.
-A missing or damaged file is a verdict not made yet. The check runs where embedding runs (the server's
-background thread, ``agentty-rag index``, rag-bench's build), within ``BUDGET_S``; a search only reads it.
+ranking settings changed, or when a quarter of the probed definitions changed or the index grew or shrank by a
+quarter. A missing or damaged file is a verdict not made yet. The check runs where embedding runs (the
+server's background thread, ``agentty-rag index``, rag-bench's build), within ``BUDGET_S``; a search only reads
+it.
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.dense import Embedder, Vector
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors import embed_hash, embed_text
+from agentty_rag.retrieve.fusion import HYBRID
 from agentty_rag.retrieve.legs import Probe, Verdict, decide, probe_ranks
-from agentty_rag.retrieve.ranking import Stage
-from agentty_rag.retrieve.stages import fuse
+from agentty_rag.retrieve.pipeline import Plan
+from agentty_rag.retrieve.stages import fuse, rerank, stitch
 from agentty_rag.types import Chunk
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
 PROBE_LIMIT = 48
 # Seconds a check may take; the probes ranked by then decide (fewer than ``MIN_PROBES`` keep the hybrid).
 BUDGET_S = 60.0
@@ -93,7 +96,7 @@ def stale_reason(stored: Stored, index: CorpusIndex, profile: str, fusion: str) 
     if stored.profile != profile:
         return "another embedding model"
     if stored.fusion != fusion:
-        return "other fusion settings"
+        return "other ranking settings"
     if abs(index.n_chunks - stored.chunks) > STALE_SHARE * max(stored.chunks, 1):
         return "the index grew or shrank"
     if stored.held and changed(index, stored.held) > STALE_SHARE * len(stored.held):
@@ -175,11 +178,23 @@ def pick_probes(index: CorpusIndex, deadline: float, limit: int = PROBE_LIMIT) -
 # -- running it --------------------------------------------------------------------------------------------
 
 
+def probe_plan(settings: Settings) -> Plan:
+    """The plan the probes are searched with: the search's default stages (fusion, the reranker with the file
+    order, the final cut) with the user's settings for them; the optional stages read other state (a graph,
+    feedback, a generator) and are left out."""
+    stages = tuple(
+        stage
+        for stage in Plan.from_settings(settings).stages
+        if isinstance(stage, (fuse.Fuse, rerank.Rerank, stitch.Stitch))
+    )
+    return Plan(stages, dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0)
+
+
 def run_check(
     index: CorpusIndex,
     embedder: Embedder,
     query_vector: Callable[[str], Vector | None],
-    fuse: Stage,
+    plan: Plan,
     profile: str,
     batch: int = 32,
 ) -> Stored | None:
@@ -198,7 +213,7 @@ def run_check(
     for first in range(0, len(texts), batch):
         vectors.extend(embedder.embed_documents([text for _, text in texts[first : first + batch]]))
     masked = iter(np.asarray(v, np.float32) for v in vectors)
-    pairs: list[tuple[float, float]] = []
+    ranks: list[tuple[float, float, float]] = []
     held: list[tuple[int, str]] = []
     for probe in probes:
         own = {slot: next(masked) for slot in probe.masked}
@@ -210,9 +225,9 @@ def run_check(
         with index.reading():
             if changed(index, probe.held):
                 continue  # the index changed under the probe
-            pairs.append(probe_ranks(index, probe, query, own, fuse))
+            ranks.append(probe_ranks(index, probe, query, own, plan))
         held.extend(probe.held)
-    return Stored(decide(pairs), profile, repr(fuse), chunks, tuple(held), round(time.monotonic() - started, 2))
+    return Stored(decide(ranks), profile, repr(plan.stages), chunks, tuple(held), round(time.monotonic() - started, 2))
 
 
 class LegChecks:
@@ -221,7 +236,8 @@ class LegChecks:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.fuse = fuse.configured(settings)
+        self.plan = probe_plan(settings)
+        self.ranking = repr(self.plan.stages)  # what a verdict depends on besides the corpus and the model
         self._guard = threading.Lock()
         self._read: dict[Path, tuple[int, Stored | None]] = {}  # path -> (mtime in ns, what it held)
         self._running: set[Path] = set()
@@ -252,14 +268,24 @@ class LegChecks:
             self._read[path] = (mtime, stored)
         return stored
 
-    def lexical(self, index: CorpusIndex, profile: str) -> Verdict | None:
-        """The verdict that keeps the index's searches lexical, when there is one and it still holds."""
+    def verdict(self, index: CorpusIndex, profile: str) -> Verdict | None:
+        """The index's verdict, when there is one, it applies and it still holds."""
         if self.off_reason(index):
             return None
         stored = self.stored(index)
-        if stored is None or not stored.verdict.lexical or stale_reason(stored, index, profile, repr(self.fuse)):
+        if stored is None or stale_reason(stored, index, profile, self.ranking):
             return None
         return stored.verdict
+
+    def lexical(self, index: CorpusIndex, profile: str) -> Verdict | None:
+        """The verdict that keeps the index's searches lexical, when there is one and it still holds."""
+        verdict = self.verdict(index, profile)
+        return verdict if verdict is not None and verdict.lexical else None
+
+    def lead(self, index: CorpusIndex, profile: str) -> str:
+        """Which leg leads the index's hybrid searches: ``hybrid`` unless a verdict says ``dense-led``."""
+        verdict = self.verdict(index, profile)
+        return verdict.lead if verdict is not None and not verdict.lexical else HYBRID
 
     def due(self, index: CorpusIndex, profile: str) -> bool:
         """Whether the index needs a (new) verdict."""
@@ -267,7 +293,7 @@ class LegChecks:
             return False
         stored = self.stored(index)
         with index.reading():
-            return stored is None or bool(stale_reason(stored, index, profile, repr(self.fuse)))
+            return stored is None or bool(stale_reason(stored, index, profile, self.ranking))
 
     def run(
         self, index: CorpusIndex, embedder: Embedder, query_vector: Callable[[str], Vector | None], profile: str
@@ -285,7 +311,7 @@ class LegChecks:
         try:
             if not self.due(index, profile):
                 return
-            stored = run_check(index, embedder, query_vector, self.fuse, profile, self.settings.embed_batch)
+            stored = run_check(index, embedder, query_vector, self.plan, profile, self.settings.embed_batch)
             if stored is not None:
                 save(path, stored)
                 log.info("leg check of the %s index: %s", index.config.name, stored.verdict.describe())
@@ -309,7 +335,7 @@ class LegChecks:
         stored = self.stored(index)
         if stored is None:
             return "not made yet (made once the vectors are complete)"
-        reason = stale_reason(stored, index, profile, repr(self.fuse))
+        reason = stale_reason(stored, index, profile, self.ranking)
         return stored.verdict.describe() + (f" — stale ({reason}), made again soon" if reason else "")
 
 
@@ -323,6 +349,7 @@ __all__ = [
     "load",
     "pick_probes",
     "probe_of",
+    "probe_plan",
     "run_check",
     "save",
     "stale_reason",

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,7 @@ class Workspace:
             return None
         self.dense.prepare(index)
         vector = self.dense.checked(index, vector)  # None when the leg check keeps this index lexical
-        return search(index, query, k, filters, self.plan(), vector, self.embed)
+        return search(index, query, k, filters, self.plan(index), vector, self.embed)
 
     def _build_thread(self, name: str) -> threading.Thread:
         """The thread that builds an index in the background (started when none is running)."""
@@ -285,9 +285,10 @@ class Workspace:
         stage that searches again with a generated text uses (HyDE)."""
         return self.dense.query_vector(text)[0]
 
-    def plan(self) -> Plan:
-        """Which ranking stages run, from the settings."""
-        return Plan.from_settings(self.settings)
+    def plan(self, index: CorpusIndex | None = None) -> Plan:
+        """Which ranking stages run, from the settings, and (for ``index``) which leg leads its searches."""
+        plan = Plan.from_settings(self.settings)
+        return plan if index is None else replace(plan, lead=self.dense.lead(index))
 
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
@@ -296,7 +297,7 @@ class Workspace:
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)
-            return search(index, query, k, filters or Filters(), self.plan(), vector, self.embed)
+            return search(index, query, k, filters or Filters(), self.plan(index), vector, self.embed)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""

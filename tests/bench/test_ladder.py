@@ -31,6 +31,7 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+files": defaults,
         "+stitch": {**defaults, "AGENTTY_RAG_STITCH": "1"},
         "+budget": {**defaults, "AGENTTY_RAG_STITCH": "1"},
+        "dense+stages": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_BM25_WEIGHT": "0"},
         "+prf": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_PRF": "1"},
         "+expand": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_EXPAND": "1"},
         "+hyde": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_HYDE": "1"},
@@ -40,10 +41,21 @@ def test_the_ladder_adds_the_default_stages_one_at_a_time_then_the_opt_in_ones()
         "+correct": {**defaults, "AGENTTY_RAG_STITCH": "1", "AGENTTY_RAG_CORRECT": "1"},
     }
     assert list(RUNGS) == [
-        *("baseline", "bm25", "dense-only", "+dense", "+rerank", "+files", "+stitch", "+budget"),
+        *("baseline", "bm25", "dense-only", "+dense", "+rerank", "+files", "+stitch", "+budget", "dense+stages"),
         *("+prf", "+expand", "+hyde", "+graph", "+learn", "+mmr", "+correct"),
     ]
-    assert OUTPUT_RUNGS == {"+budget", "+prf", "+expand", "+hyde", "+graph", "+learn", "+mmr", "+correct", "current"}
+    assert OUTPUT_RUNGS == {
+        "+budget",
+        "dense+stages",
+        "+prf",
+        "+expand",
+        "+hyde",
+        "+graph",
+        "+learn",
+        "+mmr",
+        "+correct",
+        "current",
+    }
 
 
 def test_a_new_stage_appears_on_the_ladder_by_its_rung_alone() -> None:

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.sqlite_vectors import SqliteVectors
 from agentty_rag.index.store import Store
-from agentty_rag.index.vectors import DenseIndex, Matrix, VectorStore, embed_hash, embed_text
+from agentty_rag.index.vectors import DenseIndex, Matrix, VectorStore, best_of, embed_hash, embed_text
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
 from tests.conftest import LEXICAL, write
@@ -80,6 +82,30 @@ def test_dropped_dead_and_disallowed_chunks_are_never_found(store: Store) -> Non
     allowed[2] = False
     assert [slot for slot, _ in vectors.search(matrix[0], 10, alive, allowed)] == [3, 4, 5]
     assert vectors.coverage(alive) == len(FILES) - 2
+
+
+def test_every_slot_has_a_similarity_and_those_never_searched_have_none(store: Store) -> None:
+    vectors, matrix = _filled(store)
+    alive = np.ones(len(FILES) + 2, bool)  # two slots beyond the vectors held
+    alive[1] = False
+    allowed = np.ones(len(FILES) + 2, bool)
+    allowed[2] = False
+    similarities = vectors.similarities(matrix[0], alive, allowed)
+    assert similarities.shape == (len(FILES) + 2,)
+    assert np.isnan(similarities[[1, 2, len(FILES), len(FILES) + 1]]).all()
+    for slot in (0, 3, 4, 5):
+        assert similarities[slot] == pytest.approx(float(matrix[slot] @ matrix[0]), abs=1e-6)
+    assert vectors.search(matrix[0], 3, alive, allowed) == best_of(similarities, 3)
+
+
+@given(st.lists(st.one_of(st.floats(-1, 1, width=32), st.just(float("nan"))), max_size=60), st.integers(0, 70))
+def test_the_best_of_a_similarity_per_slot_are_sorted_by_similarity_then_slot(values: list[float], pool: int) -> None:
+    similarities = np.array(values, np.float32)
+    expected = sorted(
+        ((slot, float(value)) for slot, value in enumerate(similarities) if not np.isnan(value)),
+        key=lambda pair: (-pair[1], pair[0]),
+    )[:pool]
+    assert best_of(similarities, pool) == expected
 
 
 def test_stored_vectors_load_as_float16_and_belong_to_their_profile_only(store: Store) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
-from agentty_rag.retrieve.rerank import FILE_FEATURES, HYBRID_FILE_FEATURES, HYBRID_FILE_SHARE, rank_files, rerank
+from agentty_rag.retrieve.rerank import FEATURES, FILE_FEATURES, LEXICAL_EVIDENCE, rank_files, rerank
 from agentty_rag.retrieve.stages.rerank import standings
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
@@ -51,19 +51,56 @@ def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_it
     assert abs(dict(second.contributions)["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * share) < 1e-12
 
 
-def test_in_hybrid_mode_a_share_of_the_files_evidence_joins_the_passage_order() -> None:
+def test_in_hybrid_mode_a_files_dense_evidence_counts_beside_its_lexical_evidence() -> None:
+    # Two files with the same lexical evidence; the dense leg finds one of them far closer to the question.
+    lexical = _profile(("event", "loop"))
+    hybrid = QueryProfile(lexical.text, lexical.terms, lexical.idf, dense_share=2 / 3)
+    near = Candidate(
+        _chunk("near.py", 1, "run"),
+        0.8,
+        frozenset({"loop"}),
+        frozenset(),
+        frozenset(),
+        file_score=0.5,
+        dense=1.0,
+        file_dense=1.0,
+        file_dense_sum=1.0,
+    )
+    far = Candidate(
+        _chunk("far.py", 1, "tick"),
+        0.8,
+        frozenset({"loop"}),
+        frozenset(),
+        frozenset(),
+        file_score=0.5,
+        dense=0.1,
+        file_dense=0.1,
+        file_dense_sum=0.1,
+    )
+    # Without the dense leg (its share 0) the two tie and the chunk id decides; with it, the near file leads.
+    assert {r.candidate.chunk.ref for r in rank_files(rerank([near, far], lexical), lexical)} == {"near.py", "far.py"}
+    ranked = rank_files(rerank([far, near], hybrid), hybrid)
+    assert [r.candidate.chunk.ref for r in ranked] == ["near.py", "far.py"]
+    passage = dict(rerank([near], hybrid)[0].contributions)
+    assert abs(passage["dense"] - FEATURES["dense"][0] * 2 / 3) < 1e-12  # the passage's own similarity
+    parts = dict(ranked[0].contributions)
+    assert abs(parts["file file_dense"] - FILE_FEATURES["file_dense"][0] * 2 / 3) < 1e-12
+    assert abs(parts["file file_dense_sum"] - FILE_FEATURES["file_dense_sum"][0] * 2 / 3) < 1e-12
+    without = dict(rank_files(rerank([near], lexical), lexical)[0].contributions)
+    assert without.get("dense", 0.0) == without.get("file file_dense", 0.0) == 0.0
+
+
+def test_where_the_dense_leg_leads_the_features_that_count_the_querys_words_are_left_out() -> None:
     profile = _profile(("event", "loop"))
+    led = QueryProfile(profile.text, profile.terms, profile.idf, dense_share=0.9, lexical_evidence=0.0)
     central, lone = _central_file_and_lone_passage()
-    twin = Candidate(_chunk("other.py", 1, "spin"), 0.8, frozenset({"loop"}), frozenset(), frozenset())
-    passages = rerank([*central, lone, twin], profile)
-    assert rank_files(passages, profile)[0].candidate is central[0]  # full weight: the central file leads
-    hybrid = rank_files(passages, profile, HYBRID_FILE_FEATURES)
-    assert hybrid[0].candidate is lone  # a share of it: the strongest passage keeps the lead ...
-    order = [r.candidate for r in hybrid]
-    assert order.index(central[0]) < order.index(twin)  # ... and the central file passes its equal elsewhere
-    parts = dict(hybrid[order.index(central[0])].contributions)
-    relative = passages[[r.candidate for r in passages].index(central[0])].score / passages[0].score
-    assert abs(parts["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * HYBRID_FILE_SHARE * relative) < 1e-12
+    named = Candidate(_chunk("loop.py", 1, "loop"), 0.5, frozenset(), frozenset(), frozenset(), defines_asked=1.0)
+    for reranked in rank_files(rerank([*central, lone, named], led), led):
+        names = {name.removeprefix("file ") for name, value in reranked.contributions if value}
+        assert not names & LEXICAL_EVIDENCE
+    # The names a query asks for still count: the lexical leg catches exact names where the dense leg leads.
+    top = rank_files(rerank([*central, lone, named], led), led)[0]
+    assert top.candidate is named
 
 
 def test_standings_fall_with_the_merged_rank() -> None:

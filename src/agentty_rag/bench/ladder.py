@@ -32,8 +32,9 @@ Progress = Callable[[str], None]
 # The rung that is the default configuration (every stage at its default, through the output path), marked
 # as such in every table and JSON row.
 DEFAULT_RUNG = "+budget"
-# The rung of the dense leg alone, and the switch that turns the dense leg on.
+# The rung of the dense leg alone, the default stages over it, and the switch that turns the dense leg on.
 DENSE_ONLY = "dense-only"
+DENSE_STAGES = "dense+stages"
 DENSE_SWITCH = "AGENTTY_RAG_DENSE"
 
 
@@ -43,8 +44,9 @@ def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
     ``bm25`` has every switch off and ``dense-only`` is the dense leg's ranking with nothing else (the lexical
     leg weighted 0): the two legs alone. Each rung whose switch is on by default adds it to the rung before, up to
     the default configuration; ``+budget`` is that configuration measured through the output path (the
-    relevance floor may drop passages); then each opt-in rung on top of the defaults. ``baseline`` is plain
-    whole-file BM25 (bm25s defaults).
+    relevance floor may drop passages); ``dense+stages`` is the same with the lexical leg weighted 0, so the
+    ladder shows what the stages do to the dense leg alone; then each opt-in rung on top of the defaults.
+    ``baseline`` is plain whole-file BM25 (bm25s defaults).
     """
     alone = {rung.switch: "0" for rung in steps}
     rungs: dict[str, dict[str, str]] = {"baseline": {}, "bm25": alone}
@@ -59,6 +61,7 @@ def ladder(steps: Sequence[StageRung]) -> dict[str, dict[str, str]]:
         else:
             opt_in.append(rung)
     rungs[DEFAULT_RUNG] = current
+    rungs[DENSE_STAGES] = {**current, "AGENTTY_RAG_BM25_WEIGHT": "0"}
     rungs.update({rung.name: {**current, rung.switch: "1"} for rung in opt_in})
     return rungs
 
@@ -177,7 +180,7 @@ def plan(
     ladder = ["current"] if config == "current" else list(rung_names)
     skipped: list[str] = []
     if dense["state"] != "ready":
-        for name in (DENSE_ONLY, "+dense"):
+        for name in (DENSE_ONLY, "+dense", DENSE_STAGES):
             if name in ladder:
                 ladder = [r for r in ladder if r != name]
                 skipped.append(f"{name} skipped: the dense leg is {dense['description']}")
@@ -313,6 +316,7 @@ def measured_configuration(
 __all__ = [
     "DEFAULT_RUNG",
     "DENSE_ONLY",
+    "DENSE_STAGES",
     "DENSE_SWITCH",
     "LEVERS",
     "OUTPUT_RUNGS",

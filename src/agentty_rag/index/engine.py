@@ -221,6 +221,16 @@ class CorpusIndex:
                 return []
             return self._mirror.vectors.search(vector, pool, self._mirror.lexical.alive, allowed)
 
+    def dense_scores(
+        self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None
+    ) -> npt.NDArray[np.float32] | None:
+        """Every chunk slot's cosine similarity to ``vector`` (NaN where a slot has no vector or is not
+        ``allowed``); None when the index searches no vectors."""
+        with self._lock:
+            if self._mirror.vectors is None:
+                return None
+            return self._mirror.vectors.similarities(vector, self._mirror.lexical.alive, allowed)
+
     # -- searching ------------------------------------------------------------------------------------------
 
     def tokenize(self, text: str) -> list[str]:
@@ -273,6 +283,18 @@ class CorpusIndex:
         with self._lock:
             views, lexical = self._mirror.views, self._mirror.lexical
             return views.score_outside(lexical, counts, terms, self.weights, self.config.scoring)
+
+    def chunk_terms(self, chunk: Chunk) -> list[str]:
+        """Every distinct term a chunk would be indexed under (any field), sorted."""
+        return sorted({term for held in count_terms(self._tokenizer, chunk).values() for term in held})
+
+    def score_file_outside(self, file: int, replaced: Mapping[int, Chunk], terms: Mapping[str, float]) -> float:
+        """The BM25 the file (its number in ``file_groups``) would get as a whole for weighted query terms if the
+        chunks in ``replaced`` (by slot) held their given text, against the index's statistics."""
+        counts = {slot: count_terms(self._tokenizer, chunk) for slot, chunk in replaced.items()}
+        with self._lock:
+            views, lexical = self._mirror.views, self._mirror.lexical
+            return views.score_file_outside(lexical, file, counts, terms, self.weights, self.config.scoring)
 
     def file_groups(self) -> FileGroups:
         """Which file each chunk comes from (cached until the index changes)."""

@@ -291,6 +291,45 @@ class LexicalIndex:
                 scores[holders] += weight * term_idf * tf_saturation(tf, lengths[holders], avg_len, k1, b)
         return scores
 
+    def score_group_outside(
+        self,
+        group: int,
+        replaced: Mapping[int, tuple[Mapping[str, Mapping[int, int]], Mapping[str, float]]],
+        query: Sequence[int],
+        weights: Mapping[str, float],
+        groups: GroupStatistics,
+        term_weights: Mapping[int, float] | None = None,
+        k1: float = K1,
+        b: float = B,
+    ) -> float:
+        """What ``score_groups`` would give ``group`` if some of its slots held other text: ``replaced`` maps
+        each such slot to its (field -> term id -> count, field -> length). The groups' statistics stay the
+        index's, as in ``score_outside``."""
+        if groups.n_docs == 0 or not 0 <= group < groups.n_groups:
+            return 0.0
+        group_of_slot = groups.group_of_slot
+        total = 0.0
+        for name, weight, index, terms in self._fields_to_score(dict.fromkeys(self.field_names, query), weights):
+            whole = name in groups.whole_fields
+            lengths = groups.lengths[name]
+            avg_len = float(lengths[groups.populated].sum()) / groups.n_docs
+            length = float(lengths[group])
+            if not whole:
+                for slot, (_, new_lengths) in replaced.items():
+                    old = float(index.lengths[slot]) if slot < len(index.lengths) else 0.0
+                    length += new_lengths.get(name, 0.0) - old
+            for term in terms:
+                slots, tfs = self._live_postings(index, term)
+                inside = group_of_slot[slots] == group
+                tf = float(sum(tf for slot, tf in zip(slots[inside], tfs[inside], strict=True) if slot not in replaced))
+                tf += sum(counts.get(name, {}).get(term, 0) for counts, _ in replaced.values())
+                holders = len(np.unique(group_of_slot[slots][group_of_slot[slots] >= 0]))
+                if tf <= 0 or holders == 0:
+                    continue
+                part = tf_saturation(np.array([1.0 if whole else tf]), np.array([max(length, 0.0)]), avg_len, k1, b)
+                total += weight * idf(holders, groups.n_docs) * _weight_of(term, term_weights) * float(part[0])
+        return total
+
     def _fields_to_score(
         self, query: Mapping[str, Sequence[int]], weights: Mapping[str, float]
     ) -> Iterator[tuple[str, float, FieldIndex, list[int]]]:

@@ -92,6 +92,11 @@ class SqliteVectors:
             return []
         return self._dense.search(query, pool, alive, allowed)
 
+    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
+        if self._dense is None:
+            return np.full(len(alive), np.nan, np.float32)
+        return self._dense.similarities(query, alive, allowed)
+
     def coverage(self, alive: Mask) -> int:
         return 0 if self._dense is None else self._dense.count(alive)
 

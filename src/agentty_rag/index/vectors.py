@@ -60,6 +60,11 @@ class VectorStore(Protocol):
         """The ``pool`` live (and allowed) slots most similar to ``query`` (a unit vector), best first."""
         ...
 
+    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
+        """The cosine similarity of every slot to ``query`` (a unit vector): NaN where a slot is not live, not
+        allowed or has no vector."""
+        ...
+
     def coverage(self, alive: Mask) -> int:
         """How many live chunks have a vector."""
         ...
@@ -99,24 +104,36 @@ class DenseIndex:
         n = min(len(alive), len(self.present))
         return int((self.present[:n] & alive[:n]).sum())
 
-    def search(self, query: Matrix, pool: int, alive: Mask, allowed: Mask | None = None) -> list[tuple[int, float]]:
-        """The ``pool`` slots most similar to ``query`` (a unit vector), best first."""
+    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
+        """Every slot's cosine similarity to ``query`` (a unit vector); NaN for a slot that is not live, not
+        allowed or has no vector."""
         n = min(len(alive), len(self.present))
         usable = self.present[:n] & alive[:n]
         if allowed is not None:
             m = min(n, len(allowed))
             usable[:m] &= allowed[:m]
             usable[m:] = False
+        out = np.full(len(alive), np.nan, np.float32)
         slots = np.flatnonzero(usable)
-        if len(slots) == 0:
-            return []
-        scores = self.matrix[slots] @ query.reshape(-1).astype(np.float32)
-        if len(slots) > pool:
-            top = np.argpartition(-scores, pool - 1)[:pool]
-        else:
-            top = np.arange(len(slots))
-        order = top[np.lexsort((slots[top], -scores[top]))]
-        return [(int(slots[i]), float(scores[i])) for i in order]
+        if len(slots):
+            out[slots] = self.matrix[slots] @ query.reshape(-1).astype(np.float32)
+        return out
+
+    def search(self, query: Matrix, pool: int, alive: Mask, allowed: Mask | None = None) -> list[tuple[int, float]]:
+        """The ``pool`` slots most similar to ``query`` (a unit vector), best first."""
+        return best_of(self.similarities(query, alive, allowed), pool)
 
 
-__all__ = ["DenseIndex", "Mask", "Matrix", "VectorStore", "embed_hash", "embed_text"]
+def best_of(similarities: Matrix, pool: int) -> list[tuple[int, float]]:
+    """The ``pool`` best (slot, similarity) pairs of a similarity per slot (NaN: not a candidate), best first,
+    ties by slot."""
+    slots = np.flatnonzero(~np.isnan(similarities))
+    if len(slots) == 0 or pool <= 0:
+        return []
+    scores = similarities[slots]
+    if len(slots) > pool:  # everything that ties with the pool's last member, so that ties go by slot
+        cut = np.partition(scores, len(scores) - pool)[len(scores) - pool]
+        keep = np.flatnonzero(scores >= cut)
+        slots, scores = slots[keep], scores[keep]
+    order = np.lexsort((slots, -scores))[:pool]
+    return [(int(slots[i]), float(scores[i])) for i in order]

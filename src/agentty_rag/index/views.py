@@ -180,6 +180,38 @@ class Views:
         query = sorted(term_weights)
         return lexical.score_outside(counted, lengths, query, weights, term_weights, scoring.k1, scoring.b)
 
+    def score_file_outside(
+        self,
+        lexical: LexicalIndex,
+        file: int,
+        replaced: Mapping[int, Mapping[str, Mapping[str, int]]],
+        terms: Mapping[str, float],
+        weights: Mapping[str, float],
+        scoring: Scoring,
+    ) -> float:
+        """``LexicalIndex.score_group_outside`` for a file whose chunks in ``replaced`` (slot -> field -> term ->
+        count) held other text, for weighted query terms."""
+        ids = self._store().lookup_terms(terms)
+        term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
+        as_ids = {
+            slot: (
+                {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()},
+                {name: float(sum(held.values())) for name, held in counts.items()},
+            )
+            for slot, counts in replaced.items()
+        }
+        groups = self.group_statistics(lexical, self.file_groups(lexical.alive))
+        return lexical.score_group_outside(
+            file,
+            as_ids,
+            sorted(term_weights),
+            {**weights, **scoring.file_weights},
+            groups,
+            term_weights,
+            scoring.file_k1,
+            scoring.file_b,
+        )
+
     def term_statistics(self, lexical: LexicalIndex, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
         """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
         ids = self._store().lookup_terms(terms)

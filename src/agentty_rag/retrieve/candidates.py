@@ -14,6 +14,7 @@ from agentty_rag.index.engine import CorpusIndex, LexicalScores
 from agentty_rag.index.fields import name_term
 from agentty_rag.index.tokenize import STOPWORDS_EN, path_words
 from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
+from agentty_rag.retrieve.features import wants_examples as asks_for_examples
 from agentty_rag.retrieve.features import wants_tests as asks_for_tests
 from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, relative, top_indices
 from agentty_rag.retrieve.query import (
@@ -65,12 +66,13 @@ class QueryAnalysis:
     words: tuple[str, ...] = ()
 
 
-def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool) -> bool:
-    """Whether a search is made by the lexical leg alone: a long query (an issue, a pasted log) of a code index,
-    when that leg has a weight. The embedding model reads a long query's first few hundred tokens, while its
-    rare terms, paths and names are the lexical leg's strongest evidence (measured on the issue texts of the
-    README's quality tables)."""
-    return lexical_weighted and long and index.config.scoring.rank_files
+def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool, bare_name: bool = False) -> bool:
+    """Whether a search is made by the lexical leg alone: a long query (an issue, a pasted log) or a bare name
+    (``Session``, ``Rails::Engine``) of a code index, when that leg has a weight. The embedding model reads a
+    long query's first few hundred tokens, while its rare terms, paths and names are the lexical leg's
+    strongest evidence (measured on the issue texts of the benchmark pages); a name alone says nothing the
+    model can read for meaning, and its definition is found by name (``features.defines_bare_name``)."""
+    return lexical_weighted and (long or bare_name) and index.config.scoring.rank_files
 
 
 def is_long(index: CorpusIndex, query: str) -> bool:
@@ -107,6 +109,7 @@ def profile_query(index: CorpusIndex, query: str, bare_name: bool = False) -> tu
         query_identifiers(query),
         query_phrases(query),
         asks_for_tests(query),
+        asks_for_examples(query),
         bare_name=bare_name,
     )
     return profile, ids
@@ -131,14 +134,28 @@ class FileEvidence:
     bare_name: bool
     words: tuple[str, ...]
     name_shares: tuple[float, ...]
+    dense_best: npt.NDArray[np.float64] | None = None
+    dense_sum: npt.NDArray[np.float64] | None = None
 
 
-def file_evidence(lexical: LexicalScores, analysis: QueryAnalysis) -> FileEvidence:
+def file_evidence(
+    lexical: LexicalScores, analysis: QueryAnalysis, dense: npt.NDArray[np.float64] | None = None
+) -> FileEvidence:
     groups = lexical.groups
     sums = chunk_sums(lexical.chunks, groups.of_slot, len(groups.refs), CHUNK_SUM_POOL)
     names, bare = analysis.names, analysis.bare_name
     shares = mention_shares(names, bare)
-    return FileEvidence(relative(lexical.files), sums, groups.of_slot, names, bare, analysis.words, shares)
+    dense_best = dense_sum = None
+    if dense is not None:
+        n_files = len(groups.refs)
+        of_slot = groups.of_slot[: len(dense)]
+        keep = of_slot >= 0
+        dense_best = np.zeros(n_files, np.float64)
+        np.maximum.at(dense_best, of_slot[keep], dense[: len(of_slot)][keep])
+        dense_sum = chunk_sums(dense, groups.of_slot, n_files, CHUNK_SUM_POOL)
+    return FileEvidence(
+        relative(lexical.files), sums, groups.of_slot, names, bare, analysis.words, shares, dense_best, dense_sum
+    )
 
 
 def more_candidates(
@@ -204,6 +221,7 @@ def candidates_for(
     hits: list[Hit],
     slots: list[int],
     files: FileEvidence | None = None,
+    dense: npt.NDArray[np.float64] | None = None,
 ) -> list[Candidate]:
     """What the reranker needs of each hit: which query terms it holds, in its text, name and context, and
     (with ``files``) its file's evidence."""
@@ -216,7 +234,8 @@ def candidates_for(
         name = index.term_set(own_name(hit.chunk))
         context = index.term_set(_context_text(hit.chunk))
         key = hit.chunk.chunk_id
-        candidate = Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids, key=key)
+        own_dense = float(dense[slot]) if dense is not None and slot < len(dense) else 0.0
+        candidate = Candidate(hit.chunk, hit.score, terms, name, context, chunk_ids, key=key, dense=own_dense)
         if files is not None:
             group = int(files.file_of_slot[slot]) if slot < len(files.file_of_slot) else -1
             candidate = Candidate(
@@ -232,6 +251,9 @@ def candidates_for(
                 defines_asked=_definition_of_asked(hit.chunk, files),
                 named_file=_by_mention(partial(named_file, hit.chunk.ref), files),
                 named_with=named_with(hit.chunk.ref, files.words),
+                dense=own_dense,
+                file_dense=float(files.dense_best[group]) if files.dense_best is not None and group >= 0 else 0.0,
+                file_dense_sum=float(files.dense_sum[group]) if files.dense_sum is not None and group >= 0 else 0.0,
             )
         out.append(candidate)
     return out

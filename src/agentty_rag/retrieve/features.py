@@ -21,7 +21,8 @@ DEFINITION_KINDS = frozenset(
 _IDENTIFIER = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:(?:\.|::|->|-|/)[\w$]+)*)")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _TESTS_WANTED = re.compile(r"\b(tests?|testing|tested|specs?|pytest|unittest|fixtures?|mocks?|mocking)\b", re.I)
-_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|testing|spec|specs|test_?utils)/", re.I)
+_EXAMPLES_WANTED = re.compile(r"\b(examples?|samples?|demos?|benchmarks?|benchmarking)\b", re.I)
+_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|testing|spec|specs|test_?utils|fixtures?|testdata|__mocks__)/", re.I)
 _TEST_FILE = re.compile(
     r"(^|/)(test_[^/]+|[^/]+_test\.\w+|[^/]+\.(test|spec)\.\w+|[^/]+_spec\.\w+|Test[A-Z][^/]*|[^/]+Tests?\.\w+"
     r"|conftest\.py)$"
@@ -40,7 +41,11 @@ class QueryProfile:
         identifiers: identifier-like words (``get_model``, ``SHP-4031``, anything in backticks), lower case.
         phrases: quoted phrases, lower case.
         wants_tests: the query asks about tests, so test files are not demoted.
+        wants_examples: the query asks about examples, samples, demos or benchmarks, so those are not demoted.
         bare_name: the query is nothing but a name (``Session``, ``Rails::Engine``).
+        dense_share: the dense leg's share of the fusion's weight for this search (0: lexical alone).
+        lexical_evidence: how much the features that count the query's words weigh (1; less where the
+            dense leg leads on this corpus).
     """
 
     text: str
@@ -49,7 +54,10 @@ class QueryProfile:
     identifiers: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
     wants_tests: bool = False
+    wants_examples: bool = False
     bare_name: bool = False
+    dense_share: float = 0.0
+    lexical_evidence: float = 1.0
 
     @functools.cached_property
     def idf_total(self) -> float:
@@ -76,6 +84,11 @@ class Candidate:
     defines_asked: float = 0.0
     named_file: float = 0.0
     named_with: float = 0.0
+    # The dense leg's evidence, on the query's own scale (``fusion.relative_similarities``): the passage's
+    # similarity, its file's best, and its file's sum over the best chunks relative to the best file's.
+    dense: float = 0.0
+    file_dense: float = 0.0
+    file_dense_sum: float = 0.0
 
 
 def key_of(candidate: Candidate) -> str:
@@ -122,6 +135,12 @@ def wants_tests(text: str) -> bool:
     """The query asks about tests: a test word among its opening words."""
     opening = " ".join(text.split()[:_TOPIC_WORDS])
     return _TESTS_WANTED.search(opening) is not None
+
+
+def wants_examples(text: str) -> bool:
+    """The query asks about examples, samples, demos or benchmarks: such a word among its opening words."""
+    opening = " ".join(text.split()[:_TOPIC_WORDS])
+    return _EXAMPLES_WANTED.search(opening) is not None
 
 
 def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:
@@ -205,6 +224,14 @@ def low_value_path(chunk: Chunk) -> float:
     return 1.0 if chunk.spec.code and _low_value(chunk.ref) else 0.0
 
 
+def secondary_file(chunk: Chunk, profile: QueryProfile) -> bool:
+    """Code a question rarely wants unless it says so: a test, fixture or mock (unless it asks about tests),
+    or an example, sample, demo, benchmark, doc or compatibility shim (unless it asks about examples)."""
+    if test_file(chunk, profile):
+        return True
+    return bool(low_value_path(chunk)) and not profile.wants_examples
+
+
 def tiny(chunk: Chunk) -> float:
     """1 for a passage of one or two lines: rarely the answer, often a stray import or constant."""
     text, start, lines = chunk.text, 0, 0
@@ -248,8 +275,10 @@ __all__ = [
     "phrase_match",
     "query_identifiers",
     "query_phrases",
+    "secondary_file",
     "test_file",
     "tiny",
+    "wants_examples",
     "wants_tests",
     "weighted_share",
 ]

@@ -15,10 +15,12 @@ import numpy.typing as npt
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.vectors import best_of
 from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexical_alone
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
 from agentty_rag.retrieve.files import top_indices
+from agentty_rag.retrieve.fusion import HYBRID
 from agentty_rag.retrieve.ranking import Ranking, Request, Stage, described, explained, profiled
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.retrieve.stages import build_stages
@@ -68,6 +70,7 @@ class Plan:
     stages: tuple[Stage, ...]
     dense: bool = True
     lexical: bool = True  # the lexical leg has a weight in the fusion (0: the dense leg ranks alone)
+    lead: str = HYBRID  # which leg leads when both run: the leg check's verdict for the index
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Plan:
@@ -75,7 +78,7 @@ class Plan:
 
     def lexical_alone(self, index: CorpusIndex, analysis: QueryAnalysis) -> bool:
         """Whether this search is made by the lexical leg alone (``candidates.lexical_alone``)."""
-        return lexical_alone(index, analysis.long, self.lexical)
+        return lexical_alone(index, analysis.long, self.lexical, analysis.bare_name)
 
 
 @dataclass(frozen=True)
@@ -120,10 +123,13 @@ def generate(
     legs = {"lexical": [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]}
     funnel = Funnel().then("lexical", len(legs["lexical"]))
     dense = query_vector is not None and plan.dense and not plan.lexical_alone(index, analysis)
+    similarities = None
     if dense and query_vector is not None:
-        legs["dense"] = index.dense_search(query_vector, candidate_pool(k), allowed)
+        similarities = index.dense_scores(query_vector, allowed)
+        legs["dense"] = best_of(similarities, candidate_pool(k)) if similarities is not None else []
         funnel = funnel.then("dense", len(legs["dense"]))
-    request = Request(index, query, k, analysis, lexical, legs, allowed, candidate_pool(k), embed if dense else None)
+    pool, hook = candidate_pool(k), embed if dense else None
+    request = Request(index, query, k, analysis, lexical, legs, allowed, pool, hook, similarities, plan.lead)
     return Ranking(request, funnel)
 
 

@@ -7,6 +7,7 @@ pipeline reads the result off the last one. A stage never changes the ranking it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -18,8 +19,13 @@ from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex, LexicalScores
 from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
+from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID, relative_similarities
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import Funnel, Hit
+
+# Where the dense leg leads, the features that count the query's words weigh this much: the dense leg has read
+# the question for its meaning, and the lexical leg's part is its (reduced) weight in the fusion.
+DENSE_LED_LEXICAL_EVIDENCE = 0.0
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,10 @@ class Request:
         embed: a text's unit vector from the session's dense leg, for a stage that searches the dense leg
             with another text (None when the leg is not up for this search; the hook returns None on a
             failure).
+        dense: the dense leg's cosine similarity of every chunk slot to the query (NaN: no vector, or not
+            allowed), when that leg ran.
+        lead: which leg leads on this corpus when both run (``fusion.HYBRID`` or ``fusion.DENSE_LED``, from
+            the leg check).
     """
 
     index: CorpusIndex
@@ -46,6 +56,13 @@ class Request:
     allowed: npt.NDArray[np.bool_] | None = None
     pool: int = 30
     embed: Callable[[str], Vector | None] | None = None
+    dense: npt.NDArray[np.float32] | None = None
+    lead: str = HYBRID
+
+    @functools.cached_property
+    def dense_relative(self) -> npt.NDArray[np.float64] | None:
+        """Each slot's dense similarity on the query's own scale (``fusion.relative_similarities``)."""
+        return None if self.dense is None or not self.hybrid else relative_similarities(self.dense)
 
     @property
     def hybrid(self) -> bool:
@@ -68,6 +85,7 @@ class Ranking:
         explanations: each reranked candidate's score and its parts (``--explain``).
         shown: the hits the search returns, set by the stage that makes the final cut.
         parts: what a stage before the reranker did to a slot's score, shown beside the reranker's parts.
+        dense_share: the dense leg's share of the fusion's weight (0 when the lexical leg ranks alone).
         notes: what a stage did or why it was skipped, for the result header.
         found_by: for ``--explain``, what each optional stage's extra searches contributed to a hit, by
             chunk id (``expand 2/3``: two of three rewordings found it).
@@ -87,6 +105,7 @@ class Ranking:
     parts: Mapping[int, tuple[tuple[str, float], ...]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    dense_share: float = 0.0  # the dense leg's share of the fusion's weight (set by the fusion stage)
 
 
 class Stage(Protocol):
@@ -108,6 +127,9 @@ def profiled(ranking: Ranking) -> Ranking:
         return ranking
     request = ranking.request
     profile, term_ids = profile_query(request.index, request.query, request.analysis.bare_name)
+    dense_led = request.hybrid and request.lead == DENSE_LED
+    evidence = DENSE_LED_LEXICAL_EVIDENCE if dense_led else 1.0
+    profile = replace(profile, dense_share=ranking.dense_share, lexical_evidence=evidence)
     return replace(ranking, profile=profile, term_ids=term_ids)
 
 
@@ -125,6 +147,7 @@ def described(ranking: Ranking, count: int | None = None) -> list[Candidate]:
         list(ranking.hits[:count]),
         list(ranking.slots[:count]),
         ranking.files,
+        ranking.request.dense_relative,
     )
 
 
@@ -160,4 +183,14 @@ def explained(ranking: Ranking) -> tuple[Reranked, ...]:
     return tuple(out)
 
 
-__all__ = ["Ranking", "Request", "Stage", "described", "explained", "profiled", "reordered", "with_candidates"]
+__all__ = [
+    "DENSE_LED_LEXICAL_EVIDENCE",
+    "Ranking",
+    "Request",
+    "Stage",
+    "described",
+    "explained",
+    "profiled",
+    "reordered",
+    "with_candidates",
+]

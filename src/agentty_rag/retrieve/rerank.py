@@ -12,8 +12,14 @@ full for the file's best passage, half for its next one, a quarter for the one a
 file leads, and its other passages must mostly stand on their own. The file part is scaled by the passage's
 relative score, so a weak passage of a strong file does not jump over a strong passage elsewhere.
 
+Both legs' evidence counts at every step. The fused score ranks by both legs; the dense leg's similarity
+(calibrated per query, ``fusion.relative_similarities``) is a passage feature and, as a file's best and summed
+similarities, file evidence beside the file's BM25, each weighted by the dense leg's share of the fusion. The
+features that count the query's words (``LEXICAL_EVIDENCE``) weigh ``QueryProfile.lexical_evidence`` of
+themselves: all of it, except where the leg check found that the dense leg leads on the corpus.
+
 The weights are named, live here only, and were chosen with ``rag-bench`` and the development benchmarks
-(see the README); they are round numbers on purpose.
+(see the benchmark pages); they are round numbers on purpose.
 """
 
 from __future__ import annotations
@@ -25,6 +31,19 @@ from agentty_rag.retrieve import features as f
 from agentty_rag.retrieve.features import Candidate, QueryProfile
 
 Feature = Callable[[Candidate, QueryProfile], float]
+
+
+def _dense(candidate: Candidate, profile: QueryProfile) -> float:
+    return profile.dense_share * candidate.dense
+
+
+def _file_dense(candidate: Candidate, profile: QueryProfile) -> float:
+    return profile.dense_share * candidate.file_dense
+
+
+def _file_dense_sum(candidate: Candidate, profile: QueryProfile) -> float:
+    return profile.dense_share * candidate.file_dense_sum
+
 
 # name: (weight, feature). Positive weights reward, negative ones demote.
 FEATURES: dict[str, tuple[float, Feature]] = {
@@ -40,6 +59,7 @@ FEATURES: dict[str, tuple[float, Feature]] = {
     "low_value_path": (-0.10, lambda c, p: f.low_value_path(c.chunk)),
     "tiny": (-0.10, lambda c, p: f.tiny(c.chunk)),
     "link_heavy": (-0.20, lambda c, p: f.link_heavy(c.chunk)),
+    "dense": (0.50, _dense),
 }
 
 # The evidence of a file, for the file order.
@@ -50,15 +70,15 @@ FILE_FEATURES: dict[str, tuple[float, Feature]] = {
     "named_after": (2.0, lambda c, p: c.named_file),
     "named_with_words": (0.25, lambda c, p: c.named_with),
     "test_file": (-1.0, lambda c, p: f.test_file(c.chunk, p)),
+    "file_dense": (1.0, _file_dense),
+    "file_dense_sum": (1.0, _file_dense_sum),
 }
+# The features that count the query's words in a passage or a file (``QueryProfile.lexical_evidence`` scales
+# them); the names a query asks for are evidence of another kind and always count in full.
+LEXICAL_EVIDENCE = frozenset({"coverage", "name", "context", "phrase", "file_bm25", "file_chunks"})
+SECONDARY_NO_EVIDENCE = True
 # The share of a file's evidence its next passage gets (the best passage gets all of it).
 REPEAT = 0.5
-# In hybrid mode the files' (lexical) evidence joins the passage order at this share of its weight instead of
-# leading it: a central file still comes forward, but rarely past the passage both legs agree on.
-HYBRID_FILE_SHARE = 0.15
-HYBRID_FILE_FEATURES = {
-    name: (weight * HYBRID_FILE_SHARE, feature) for name, (weight, feature) in FILE_FEATURES.items()
-}
 
 
 @dataclass(frozen=True)
@@ -87,8 +107,9 @@ def rerank(
     for candidate in candidates:
         parts = [("fused", candidate.score / best)]
         for name, (weight, feature) in table.items():
-            if weight:
-                parts.append((name, weight * feature(candidate, profile)))
+            scaled = weighed(name, weight, profile)
+            if scaled:
+                parts.append((name, scaled * feature(candidate, profile)))
         out.append(Reranked(candidate, sum(v for _, v in parts), tuple(parts)))
     out.sort(key=_order)
     return out
@@ -115,9 +136,15 @@ def rank_files(
     evidence: dict[str, dict[str, float]] = {}
     for passage in passages:
         own = evidence.setdefault(passage.candidate.chunk.ref, {})
+        # A test or an example does not lead by its file's evidence unless the question asks for it: a test
+        # file says every word of the code it tests, often more than that code.
+        secondary = SECONDARY_NO_EVIDENCE and f.secondary_file(passage.candidate.chunk, profile)
         for name, (weight, feature) in table.items():
-            if weight:
-                value = weight * feature(passage.candidate, profile)
+            scaled = weighed(name, weight, profile)
+            if scaled:
+                value = scaled * feature(passage.candidate, profile)
+                if secondary:
+                    value = min(value, 0.0)
                 # The best its passages show: the highest reward, the mildest penalty.
                 own[name] = max(own.get(name, value), value)
     seen: dict[str, int] = {}
@@ -134,6 +161,12 @@ def rank_files(
     return out
 
 
+def weighed(name: str, weight: float, profile: QueryProfile) -> float:
+    """A feature's weight for this query: scaled by ``profile.lexical_evidence`` when it counts the query's
+    words (``LEXICAL_EVIDENCE``)."""
+    return weight * profile.lexical_evidence if name in LEXICAL_EVIDENCE else weight
+
+
 def _order(reranked: Reranked) -> tuple[float, str]:
     return (-round(reranked.score, 9), f.key_of(reranked.candidate))
 
@@ -141,11 +174,11 @@ def _order(reranked: Reranked) -> tuple[float, str]:
 __all__ = [
     "FEATURES",
     "FILE_FEATURES",
-    "HYBRID_FILE_FEATURES",
-    "HYBRID_FILE_SHARE",
+    "LEXICAL_EVIDENCE",
     "REPEAT",
     "Reranked",
     "rank_files",
     "rerank",
     "rerank_pool",
+    "weighed",
 ]

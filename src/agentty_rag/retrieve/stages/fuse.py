@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agentty_rag.config import Settings
-from agentty_rag.retrieve.fusion import leg_weights, rrf
+from agentty_rag.retrieve.fusion import dense_share, leg_weights, rrf
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.rerank import rerank_pool
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
@@ -29,9 +29,12 @@ class Fuse:
 
     def run(self, ranking: Ranking) -> Ranking:
         request = ranking.request
+        share = 0.0
         if request.hybrid:
-            weights = leg_weights(request.query, self.bm25_weight, self.dense_weight, request.analysis.long)
+            long = request.analysis.long
+            weights = leg_weights(request.query, self.bm25_weight, self.dense_weight, long, request.lead)
             fused = rrf(request.legs, weights)
+            share = dense_share(weights)
         else:
             fused = list(request.legs["lexical"])  # one leg: fusion is the identity
         chunks = request.index.chunks([slot for slot, _ in fused])
@@ -44,6 +47,7 @@ class Fuse:
             fused=tuple(fused),
             hits=tuple(hit for _, hit in pool),
             slots=tuple(slot for slot, _ in pool),
+            dense_share=share,
         )
 
 

@@ -2,11 +2,11 @@
 
 With ``files`` on an index that ranks files (code), the pool first takes in each strong file's best chunk
 and the definitions of the names the query asks for, every candidate learns its file's evidence, and the
-reranked passages are also ranked as files (``rerank.rank_files``). In BM25 mode the result leads with the
-file order for a short query and then alternates with the passage order (``files.merge_orders``); in hybrid
-mode a short query gets one order, each passage with a share of its file's evidence
-(``rerank.HYBRID_FILE_FEATURES``). A long query (an issue, a pasted log) starts with the passage order; a code
-index searches it by the lexical leg alone unless that leg has no weight (``candidates.lexical_alone``).
+reranked passages are also ranked as files (``rerank.rank_files``, the dense leg's evidence beside the
+lexical one in hybrid mode). The result leads with the file order for a short query and then alternates with
+the passage order (``files.merge_orders``). A long query (an issue, a pasted log) starts with the passage
+order; a code index searches it by the lexical leg alone unless that leg has no weight
+(``candidates.lexical_alone``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agentty_rag.config import Settings
 from agentty_rag.retrieve.candidates import file_evidence, more_candidates
 from agentty_rag.retrieve.files import FILE_LEAD, merge_orders
 from agentty_rag.retrieve.ranking import Ranking, reordered, with_candidates
-from agentty_rag.retrieve.rerank import HYBRID_FILE_FEATURES, Reranked, rank_files, rerank
+from agentty_rag.retrieve.rerank import Reranked, rank_files, rerank
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 from agentty_rag.types import Hit
 
@@ -41,12 +41,7 @@ class Rerank:
             return ranking
         passages = rerank(ranking.candidates, ranking.profile)
         order, scores = passages, [r.score for r in passages]
-        if by_files and ranking.request.hybrid and not ranking.request.analysis.long:
-            # The dense leg has read the question for its meaning: one order, the passages with a share of
-            # their files' evidence.
-            order = rank_files(passages, ranking.profile, HYBRID_FILE_FEATURES)
-            scores = standings(order, order, order)
-        elif by_files:
+        if by_files:
             by_file = rank_files(passages, ranking.profile)
             # The file order leads a short query; a long one starts with the passage order.
             lead = 0 if ranking.request.analysis.long else FILE_LEAD
@@ -81,7 +76,7 @@ def widened(ranking: Ranking) -> Ranking:
         hits=hits,
         slots=(*ranking.slots, *(slot for slot, _ in added)),
         candidates=None,  # worked out again for the wider pool, with the files' evidence
-        files=file_evidence(request.lexical, request.analysis),
+        files=file_evidence(request.lexical, request.analysis, request.dense_relative),
         funnel=funnel,
     )
 
