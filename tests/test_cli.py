@@ -33,7 +33,7 @@ def test_search_docs_prints_ranked_cited_passages(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("search_docs · bm25 · lexical ")
+    assert lines[0].startswith("search_docs · bm25 · funnel ")
     assert lines[2].startswith("[1] docs:guide/artifacts.md:")
     assert result.stderr == ""
 
@@ -117,7 +117,7 @@ def test_headers_stay_quiet_when_no_embedding_server_was_configured(tmp_path: Pa
     write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
     found = _run_default_dense(tmp_path, "search-docs", "installer")
     empty = _run_default_dense(tmp_path, "search-docs", "zebra")
-    assert found.stdout.startswith("search_docs · bm25 · lexical "), found.stdout
+    assert found.stdout.startswith("search_docs · bm25 · funnel "), found.stdout
     assert empty.stdout.splitlines()[-1] == "no matches (bm25)"
     assert "dense" not in found.stdout + empty.stdout
     status = _run_default_dense(tmp_path, "status")
@@ -128,8 +128,9 @@ def test_headers_give_the_reason_when_a_configured_server_fails(tmp_path: Path) 
     write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
     host = f"127.0.0.1:{free_port()}"
     found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST=host)
-    header = found.stdout.splitlines()[0]
-    assert f"· bm25 (dense unavailable: connection refused at http://{host}) ·" in header
+    header, note = found.stdout.splitlines()[:2]
+    assert "· bm25 (dense unavailable) ·" in header
+    assert note == f"note: dense unavailable: connection refused at http://{host}"
 
 
 def test_status_of_an_empty_workspace_tells_a_newcomer_what_to_do(tmp_path: Path) -> None:
@@ -197,8 +198,9 @@ def test_index_dry_run_lists_what_would_be_indexed_and_writes_nothing(tmp_path: 
 def test_an_unresolvable_embedding_host_is_named_as_such(tmp_path: Path) -> None:
     write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
     found = _run_default_dense(tmp_path, "search-docs", "installer", AGENTTY_OLLAMA_HOST="no-such-host.invalid:11434")
-    header = found.stdout.splitlines()[0]
-    assert "· bm25 (dense unavailable: host not found: no-such-host.invalid (check AGENTTY_OLLAMA_HOST)) ·" in header
+    assert found.stdout.splitlines()[1] == (
+        "note: dense unavailable: host not found: no-such-host.invalid (check AGENTTY_OLLAMA_HOST)"
+    )
 
 
 def test_a_busy_http_port_says_which_port_and_what_to_do(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_the_fake_backend_makes_the_session_hybrid(tmp_path: Path) -> None:
     workspace = _ws(tmp_path)
     outcome = workspace.search_docs("engine oil automobile")
     assert outcome.result.mode == "hybrid"
-    assert outcome.text.startswith("search_docs · hybrid · lexical ") and " dense " in outcome.text.split("\n")[0]
+    assert outcome.text.startswith("search_docs · hybrid · funnel ") and "+" in outcome.text.split("\n")[0]
     assert outcome.structured["results"][0]["path"] == "vehicles.md"
     assert workspace.dense.describe() == f"ready: fake-nomic-embed-text ({DIMENSION}-d) in-process"
     status = workspace.dense_status("docs")

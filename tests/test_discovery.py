@@ -85,14 +85,14 @@ def test_mcp_roots_pick_the_first_folder_that_may_be_a_workspace(repo: Path, tmp
 def test_the_command_line_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
     found = _agentty(repo / "src" / "app", "search-docs", "when", "does", "the", "release", "train", "leave")
     assert found.returncode == 0, found.stderr
-    header = found.stdout.splitlines()[0]
-    assert header.endswith(f"· workspace {repo}")
     assert "docs:deploy.md:1-3" in found.stdout
+    as_json = _agentty(repo / "src" / "app", "search-docs", "--json", "when", "does", "the", "release", "train")
+    assert json.loads(as_json.stdout)["workspace"] == str(repo)
     assert (repo / ".agentty").is_dir() and not (repo / "src" / "app" / ".agentty").exists()
     status = _agentty(repo / "src", "status")
     assert f"workspace: {repo} (found .agentty above {repo / 'src'})" in status.stdout
-    at_root = _agentty(repo, "search-docs", "release", "train")
-    assert "workspace" not in at_root.stdout.splitlines()[0]  # named only when it is not the start folder
+    at_root = _agentty(repo, "search-docs", "--json", "release", "train")
+    assert json.loads(at_root.stdout)["workspace"] == ""  # named only when it is not the start folder
 
 
 @pytest.mark.parametrize("where", ["/", "home"])

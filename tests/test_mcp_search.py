@@ -62,7 +62,7 @@ def test_search_docs_ranks_mcp_resources_with_the_docs_and_keeps_none_of_them(tm
         ("docs:queues.md:3-5", "docs", ""),
     ]
     assert both.text.splitlines()[2] == "[1] mcp:wiki://Team/Runbook (server wiki) · relevance 1.00"
-    assert both.text.startswith("search_docs · bm25 · lexical 2 → ")
+    assert both.text.startswith("search_docs · bm25 · funnel 2→")
     assert [r["provenance"] for r in only_mcp.structured["results"]] == ["mcp:wiki://Team/Runbook"]
     assert {r["source"] for r in only_docs.structured["results"]} == {"docs"}
     assert [r["provenance"] for r in scoped.structured["results"]] == ["docs:queues.md:3-5"]

@@ -39,7 +39,7 @@ def test_a_stitched_passage_names_every_part_in_text_and_data() -> None:
     result = SearchResult("search_docs", "q", "bm25", hits, Funnel())
     packed = fit(hits, replace(BudgetConfig.from_settings(BudgetSettings()), relevance_floor=0.0), 1.0, weakest=0.0)
     text = render_text(result, packed)
-    assert "[1] code:a.py:1-4 · A.f, g (method+function, python) · relevance 1.00" in text
+    assert "[1] code:a.py:1-4 · A.f, g · relevance 1.00" in text
     assert "[2] docs:g.md:1-3 · Guide > Auth + Tokens · relevance 0.50" in text
     first, second = render_structured(result, packed)["results"]
     assert (first["symbol"], first["kind"], first["heading"]) == ("A.f, g", "method+function", "")
@@ -55,8 +55,8 @@ def test_text_and_structured_say_the_same() -> None:
     result = SearchResult("search_code", "q", "bm25", hits, Funnel().then("lexical", 2).then("returned", 2))
     packed = fit(hits, replace(BudgetConfig.from_settings(BudgetSettings()), relevance_floor=0.0), 0.5, weakest=0.0)
     text = render_text(result, packed)
-    assert text.split("\n")[0].startswith("search_code · bm25 · lexical 2 → returned 2 · confidence 0.50 · ~")
-    assert "[1] code:src/x.py:3-4 · f (function, python) · relevance 1.00\n```python\ndef f():" in text
+    assert text.split("\n")[0] == f"search_code · bm25 · funnel 2→2 · confidence 0.50 · {packed.used_tokens} tokens"
+    assert "[1] code:src/x.py:3-4 · f · relevance 1.00\n```python\ndef f():" in text
     assert "[2] docs:a.md:1-2 · A · relevance 0.50\n# A" in text
     data = render_structured(result, packed)
     assert [r["provenance"] for r in data["results"]] == ["code:src/x.py:3-4", "docs:a.md:1-2"]

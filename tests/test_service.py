@@ -27,7 +27,7 @@ def fixtures_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 def test_known_passage_comes_first_with_provenance(fixtures_ws: Workspace) -> None:
     outcome = fixtures_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3)
     header, *_ = outcome.text.split("\n")
-    assert header.startswith("search_docs · bm25 · lexical ")
+    assert header.startswith("search_docs · bm25 · funnel ")
     first = outcome.structured["results"][0]
     assert (first["path"], first["heading"]) == (
         "guide/configuration.md",

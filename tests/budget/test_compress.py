@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from agentty_rag.budget.compress import GAP, code_window, extract_prose, leading_lines
+from agentty_rag.budget.compress import GAP, code_lines, extract_prose, leading_lines
 from agentty_rag.budget.tokens import utf8_len
 
 PROSE = (
@@ -32,11 +32,11 @@ def test_exact_gap_markers() -> None:
     assert excerpt.text == f"{GAP}\nSecond mentions tokens here.\n{GAP}"
 
 
-def test_code_window_holds_the_strongest_lines_whole_and_the_signature() -> None:
+def test_code_lines_hold_the_strongest_lines_whole_and_the_signature() -> None:
     body = [f"    step_{i} = compute({i})" for i in range(40)]
     body[25] = "    retry_delay = min(base * 2 ** attempt, cap)  # backoff"
     code = "def schedule_retry(attempt):\n" + "\n".join(body) + "\n    return retry_delay"
-    excerpt = code_window(code, 200, _words("backoff", "retry_delay"))
+    excerpt = code_lines(code, 200, _words("backoff", "retry_delay"))
     lines = excerpt.text.split("\n")
     assert lines[0] == "def schedule_retry(attempt):" and lines[1] == GAP
     assert "    retry_delay = min(base * 2 ** attempt, cap)  # backoff" in lines
@@ -45,12 +45,26 @@ def test_code_window_holds_the_strongest_lines_whole_and_the_signature() -> None
     assert excerpt.first_line <= 26 <= excerpt.last_line
 
 
+def test_every_line_that_holds_the_querys_words_is_kept_when_the_room_holds_them_however_far_apart() -> None:
+    body = [f"    step_{i} = compute({i})" for i in range(60)]
+    body[3] = "    prefix = ctx.auto_envvar_prefix"
+    body[50] = "    envvar = f'{prefix}_{self.name.upper()}'"
+    code = "def resolve_envvar_value(self, ctx):\n" + "\n".join(body) + "\n    return os.environ.get(envvar)"
+    excerpt = code_lines(code, 300, _words("envvar"))
+    lines = excerpt.text.split("\n")
+    assert body[3] in lines and body[50] in lines and lines[-1].endswith("os.environ.get(envvar)")
+    assert lines[0] == "def resolve_envvar_value(self, ctx):" and GAP in lines and utf8_len(excerpt.text) <= 300
+    # In the original order, each run of lines whole, a gap marked wherever lines were left out.
+    positions = [code.split("\n").index(line) for line in lines if line != GAP]
+    assert positions == sorted(positions)
+
+
 def test_multibyte_text_is_never_corrupted() -> None:
     cjk = "令牌在二十四小时后过期。" * 40 + "\n" + "😀" * 300
     for allowance in (10, 50, 101, 333):
         for excerpt in (
             extract_prose(cjk, allowance, _words("令牌")),
-            code_window(cjk, allowance, _words("令牌")),
+            code_lines(cjk, allowance, _words("令牌")),
             leading_lines(cjk, allowance),
         ):
             assert utf8_len(excerpt.text) <= allowance

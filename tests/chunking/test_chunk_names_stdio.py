@@ -59,4 +59,4 @@ async def test_search_code_names_a_class_alone_in_its_namespace_after_the_class(
         },
     )
     first = await _first_passage(tmp_path, "RoundingMode")
-    assert "code:src/Billing/RoundingMode.cs:1-9 · Shipyard.Billing.RoundingMode (enum, csharp)" in first
+    assert "code:src/Billing/RoundingMode.cs:1-9 · Shipyard.Billing.RoundingMode · relevance" in first

@@ -173,8 +173,7 @@ def test_expansion_searches_each_rewording_and_says_so(
     write(tmp_path, DOCS)
     server = compat_server(*ECHO)
     outcome = _ws(tmp_path, server.host, AGENTTY_RAG_EXPAND="1").search_docs(QUERY, k=3)
-    header = outcome.text.split("\n")[0]
-    assert " → expand +2 queries " in header
+    assert {"stage": "expand +2 queries", "count": 2} in outcome.structured["funnel"]
     assert "note: expand: +2 queries: “sessions signed”; “signed sessions”" in outcome.text
     assert outcome.structured["results"][0]["path"] == "auth.md"
     top = outcome.packed.passages[0].hit.chunk.chunk_id
@@ -200,7 +199,7 @@ def test_hyde_searches_the_generated_passage_and_says_so(
     write(tmp_path, DOCS)
     server = compat_server(*ECHO)
     outcome = _ws(tmp_path, server.host, AGENTTY_RAG_HYDE="1").search_docs(QUERY, k=3)
-    assert " → hyde +1 passage " in outcome.text.split("\n")[0]
+    assert {"stage": "hyde +1 passage", "count": 2} in outcome.structured["funnel"]
     assert "note: hyde: +1 generated passage of 11 words, searched by the lexical leg" in outcome.text
     assert outcome.structured["results"][0]["path"] == "auth.md"
 

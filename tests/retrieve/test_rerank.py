@@ -120,8 +120,8 @@ def test_reranking_on_real_files_puts_the_definition_first(tmp_path: Path) -> No
     )
     on = Workspace(tmp_path, load_settings(LEXICAL)).search_code("refresh token store", k=3)
     assert on.structured["results"][0]["path"] == "src/auth/tokens.py"
-    assert "reranked" in on.text.split("\n")[0]
+    assert "reranked" in [step["stage"] for step in on.structured["funnel"]]
     off = Workspace(tmp_path, load_settings({**LEXICAL, "AGENTTY_RAG_RERANK": "0"})).search_code(
         "refresh token store", k=3
     )
-    assert "reranked" not in off.text.split("\n")[0]
+    assert "reranked" not in [step["stage"] for step in off.structured["funnel"]]

@@ -10,9 +10,12 @@ considered is 0: ``(score - weakest) / (best - weakest)``.
    aggregate budget at confidence 0 to all of it at confidence 1.
 3. **Water-filling**: a passage of relevance r deserves ``r ** gamma`` of its length (at least a legible
    minimum — 240 bytes of prose, 480 of code, and for code at least a fifth of it; the two best hits all of
-   it). When what the passages deserve exceeds the total, the total is shared
-   in proportion to ``r ** gamma`` instead, each first getting the minimum, and bytes a short passage does
-   not need flow to the others. The tail is dropped when the total cannot give every passage its minimum.
+   it). A code passage deserves at most ``code_passage_bytes`` (the best one) or half of it (the others): a
+   definition can be long and stitching joins neighbours, while an agent reading in order wants the lines that
+   answer and opens the file for the rest (a prose chunk is already a section of a readable size). When what
+   the passages deserve exceeds the total, the total is shared in proportion to ``r ** gamma`` instead, each
+   first getting the minimum, and bytes a short passage does not need flow to the others. The tail is
+   dropped when the total cannot give every passage its minimum.
 4. **Extractive compression** of passages longer than their share (see ``compress``).
 
 The budget covers the passage bodies only; headers and provenance lines are counted separately.
@@ -23,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentty_rag.budget.allocate import scaled_total, water_fill
-from agentty_rag.budget.compress import Evidence, Excerpt, code_window, extract_prose, leading_lines, whole
+from agentty_rag.budget.compress import Evidence, Excerpt, code_lines, extract_prose, leading_lines, whole
 from agentty_rag.budget.tokens import estimate_tokens, utf8_len
 from agentty_rag.config import BudgetSettings
 from agentty_rag.retrieve.relevance import relevances
@@ -40,7 +43,7 @@ WHOLE_TOP = 2
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """The token-economy levers: the five budget settings (``from_settings``), then constants tuned with
+    """The token-economy levers: the six budget settings (``from_settings``), then constants tuned with
     rag-bench."""
 
     total_bytes: int
@@ -53,6 +56,7 @@ class BudgetConfig:
     min_share_code: float = MIN_CODE_SHARE  # the same for code, whose answer is often far from the query's words
     min_code_bytes: int = MIN_CODE_BYTES
     whole_top: int = WHOLE_TOP  # this many best passages deserve all of their length
+    code_passage_bytes: int = 0  # code: the best passage's cap, half of it the others' (0: none)
 
     @classmethod
     def from_settings(cls, settings: BudgetSettings) -> BudgetConfig:
@@ -62,6 +66,7 @@ class BudgetConfig:
             settings.budget_gamma,
             settings.conf_budget_floor,
             settings.extractive,
+            code_passage_bytes=settings.code_passage_bytes,
         )
 
 
@@ -100,6 +105,12 @@ class Packed:
         return estimate_tokens(self.total_bytes)
 
 
+def passage_caps(passage_bytes: int, minimums: list[int]) -> list[int]:
+    """Each passage's cap: ``passage_bytes`` for the best, half of it for the others, never below a passage's
+    legible minimum."""
+    return [max(passage_bytes if rank == 0 else passage_bytes // 2, minimum) for rank, minimum in enumerate(minimums)]
+
+
 def _shrink(hit: Hit, allowance: int, config: BudgetConfig, evidence: Evidence | None) -> Excerpt:
     text = hit.chunk.text
     if utf8_len(text) <= allowance:
@@ -107,7 +118,7 @@ def _shrink(hit: Hit, allowance: int, config: BudgetConfig, evidence: Evidence |
     if not config.extractive or evidence is None:
         return leading_lines(text, allowance)
     prose = not hit.chunk.spec.code and hit.chunk.language not in ("config", "yaml", "toml", "json")
-    return extract_prose(text, allowance, evidence) if prose else code_window(text, allowance, evidence)
+    return extract_prose(text, allowance, evidence) if prose else code_lines(text, allowance, evidence)
 
 
 def fit(
@@ -146,6 +157,12 @@ def fit(
     deserved = [
         min(need, max(minimum, int(need * share))) for need, share, minimum in zip(needs, shares, minimums, strict=True)
     ]
+    if config.code_passage_bytes:
+        caps = passage_caps(config.code_passage_bytes, minimums)
+        deserved = [
+            min(share, cap) if hit.chunk.spec.code else share
+            for hit, share, cap in zip(chosen, deserved, caps, strict=True)
+        ]
     if sum(deserved) <= budget:
         allowances = deserved
     else:

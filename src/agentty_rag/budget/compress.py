@@ -4,8 +4,8 @@
   each unit is scored by the rare-term weight of the query terms it holds; the best units that fit are kept
   and re-emitted in their original order, with ``…`` where something was left out. The heading line is kept
   when it fits: it says where the excerpt comes from.
-* Code and config: a contiguous window of whole lines, placed where the query's terms weigh most, and the
-  definition's signature line in front of it (then ``…``) when the window does not start there.
+* Code and config: whole lines — the definition's signature line and every line that holds the query's terms,
+  heaviest first while they fit, each grown by the lines around it — with ``…`` where lines were left out.
 * Without extraction (``AGENTTY_RAG_EXTRACTIVE=0``): the passage's first whole lines.
 
 Bytes are UTF-8 bytes. No character is ever split; code is never cut inside a line, except a single line
@@ -139,62 +139,64 @@ def _join(text: str, units: list[tuple[int, int]], selection: set[int]) -> str:
     return "\n".join(parts)
 
 
-def _best_window(sizes: list[int], weights: list[float], room: int, start_at: int = 0) -> tuple[float, int, int]:
-    """(weight, first, last) of the heaviest run of whole lines from ``start_at`` within ``room`` bytes.
-
-    Ties go to the earliest window; (-1, 0, -1) when not even one line fits.
-    """
-    best = (-1.0, 0, -1)
-    first, used, weight = start_at, 0, 0.0
-    for last in range(start_at, len(sizes)):
-        used += sizes[last]
-        weight += weights[last]
-        while used > room and first <= last:
-            used -= sizes[first]
-            weight -= weights[first]
-            first += 1
-        if first <= last and weight > best[0] + 1e-9:
-            best = (weight, first, last)
-    if best[2] < 0:
-        return best
-    # Use the rest of the room: lines after the evidence first (a body follows its signature), then before.
-    weight, first, last = best
-    used = sum(sizes[first : last + 1])
-    while last + 1 < len(sizes) and used + sizes[last + 1] <= room:
-        last += 1
-        used += sizes[last]
-    while first - 1 >= start_at and used + sizes[first - 1] <= room:
-        first -= 1
-        used += sizes[first]
-    return (weight, first, last)
-
-
-def code_window(text: str, allowance: int, evidence: Evidence) -> Excerpt:
-    """A contiguous window of whole lines where the query's evidence is strongest, after the signature line."""
+def code_lines(text: str, allowance: int, evidence: Evidence) -> Excerpt:
+    """The definition's signature line and every line that holds the query's evidence, heaviest first while
+    they fit, each run grown by the lines around it (after before before) into what is left of the room;
+    ``…`` marks what was left out. No matching line is dropped while the allowance can hold it."""
     if utf8_len(text) <= allowance:
         return whole(text)
     lines = text.split("\n")
-    sizes = [utf8_len(line) + 1 for line in lines]
-    weights = [evidence(line) for line in lines]
+    weights = [evidence(line) if line.strip() else 0.0 for line in lines]
     if max(weights, default=0.0) <= 0:
         return leading_lines(text, allowance)
-    marker = utf8_len(GAP) + 1
-    plain = _best_window(sizes, weights, allowance - 2 * marker)
-    signed = _best_window(sizes, weights, allowance - 2 * marker - sizes[0], start_at=1)
-    use_signature = signed[2] >= 0 and signed[0] + weights[0] >= plain[0] and plain[1] > 0
-    weight, first, last = signed if use_signature else plain
-    if last < 0:
+    chosen: set[int] = set()
+
+    def cost(selection: set[int]) -> int:
+        return utf8_len(_join_lines(lines, selection))
+
+    if cost({0}) <= allowance:
+        chosen.add(0)  # the signature says what the excerpt is of
+    for index in sorted(range(len(lines)), key=lambda i: (-weights[i], i)):
+        if weights[index] <= 0:
+            break
+        if cost(chosen | {index}) <= allowance:
+            chosen.add(index)
+    if not any(weights[i] > 0 for i in chosen):
         return leading_lines(text, allowance)
-    parts = [lines[0], GAP] if use_signature and first > 1 else [lines[0]] if use_signature else []
-    if not use_signature and first > 0:
-        parts.append(GAP)
-    parts.append("\n".join(lines[first : last + 1]))
-    if last < len(lines) - 1:
-        parts.append(GAP)
-    shown = "\n".join(parts)
-    if utf8_len(shown) > allowance:
-        return leading_lines(text, allowance)
-    return Excerpt(shown, 0 if use_signature and first == 1 else first, last, True)
+    # Grow around the lines that hold evidence first, then around the signature too; a body follows its
+    # matching line: after it, then before.
+    for evidence_only in (True, False):
+        grown = True
+        while grown:
+            grown = False
+            around = (i for i in chosen if weights[i] > 0 or not evidence_only)
+            for index in sorted(around, key=lambda i: (-weights[i], i)):
+                for neighbour in (index + 1, index - 1):
+                    if (
+                        0 <= neighbour < len(lines)
+                        and neighbour not in chosen
+                        and cost(chosen | {neighbour}) <= allowance
+                    ):
+                        chosen.add(neighbour)
+                        grown = True
+                        break
+    kept = sorted(chosen)
+    return Excerpt(_join_lines(lines, chosen), kept[0], kept[-1], True)
 
 
-__all__ = ["GAP", "Excerpt", "code_window", "extract_prose", "leading_lines", "whole"]
+def _join_lines(lines: list[str], selection: set[int]) -> str:
+    """The selected lines, each run of consecutive ones as it is, ``…`` between runs and wherever the text goes
+    on before or after them."""
+    parts: list[str] = []
+    previous = -1
+    for index in sorted(selection):
+        if index != previous + 1:
+            parts.append(GAP)
+        parts.append(lines[index])
+        previous = index
+    if selection and previous < len(lines) - 1:
+        parts.append(GAP)
+    return "\n".join(parts)
+
+
+__all__ = ["GAP", "Excerpt", "code_lines", "extract_prose", "leading_lines", "whole"]

@@ -257,6 +257,14 @@ class BudgetSettings:
         low=0.0,
         high=1.0,
     )
+    code_passage_bytes: int = integer(
+        "AGENTTY_RAG_CODE_PASSAGE_BYTES",
+        1200,
+        "Code: most bytes the best passage shows, half of it each other one; a longer passage shows the lines "
+        "the query needs (0: no cap, a passage shows what its share of the budget allows).",
+        low=0,
+        high=64 * KIB,
+    )
     budget_gamma: float = number(
         "AGENTTY_RAG_BUDGET_GAMMA",
         1.5,

@@ -1,9 +1,13 @@
 """Search results: text for the model, the same results as structured data, the proactive block.
 
-The header says truthfully how the result was produced (the mode and every stage's count); each passage
-starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``,
-``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00 is the best hit and 0.00 the
-weakest candidate the ranking considered; the numbers compare only within one result.
+The header says truthfully and briefly how the result was produced — the mode, every stage's count as one
+line of numbers, the confidence and the tokens shown — and a ``note:`` line follows only when something
+went wrong or was skipped (the dense leg degraded or unavailable, vectors still being made); everything
+else (the stages' names, the budget, the reason a search was lexical) is in the structured content,
+``--explain`` and ``status``. Each passage starts with its provenance (``docs:guide/auth.md:20-44``,
+``skill:NAME``, ``memory:ID``, ``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00
+is the best hit and 0.00 the weakest candidate the ranking considered; the numbers compare only within one
+result.
 
 Everything that came from the corpus is untrusted: a file name or memory id may hold a line break and a
 forged marker, a passage may hold a fence or the block's own end line. So control characters in provenance
@@ -73,14 +77,53 @@ def base_mode(mode: str) -> str:
 
 
 def funnel_text(result: SearchResult) -> str:
+    """Every stage of the funnel with its count (``lexical 30 → fused 30 → … → returned 4``)."""
     parts = [stage if count == NOTE else f"{stage} {count}" for stage, count in result.funnel.stages]
     return " → ".join(parts)
 
 
+# The legs that run side by side: the header joins their counts with ``+``.
+_LEGS = ("lexical", "dense")
+
+
+def funnel_numbers(result: SearchResult, shown: int) -> str:
+    """The funnel as numbers: the legs' counts joined by ``+``, then each later stage's count, ending with the
+    passages shown (``30+30→52→60→60→4``); the stages' names are in the structured content."""
+    legs = [str(count) for stage, count in result.funnel.stages if stage in _LEGS]
+    later = [
+        str(count)
+        for stage, count in result.funnel.stages
+        if stage not in _LEGS and count != NOTE and stage != "returned"
+    ]
+    return "→".join(["+".join(legs), *later, str(shown)] if legs else [*later, str(shown)])
+
+
+# How the header shows the reason in a mode (``bm25 (…)``, ``hybrid (…)``): the reasons that start with one of
+# these get a short tag, and those that are news (something failed or is not done yet) a note line; any other
+# reason (the leg check's verdict, a long query, a name) stays in the structured content.
+_MODE_TAGS = (
+    ("degraded", "degraded", True),
+    ("dense unavailable", "dense unavailable", True),
+    ("partial", "partial", True),
+    ("dense:", "dense incomplete", True),
+    ("dense-led", "dense-led", False),
+)
+
+
+def header_mode(mode: str) -> tuple[str, str]:
+    """The mode as the header shows it, and the note a reason deserves ("" when it deserves none)."""
+    base, _, rest = mode.partition(" (")
+    reason = rest[:-1] if rest.endswith(")") else rest
+    for prefix, tag, news in _MODE_TAGS:
+        if reason.startswith(prefix):
+            return f"{base} ({tag})", (reason if news else "")
+    return base, ""
+
+
 def _label(hit: Hit) -> str:
+    """What a passage is about: its symbols (code; the fence names the language) or its headings."""
     if hit.chunk.spec.code:
-        symbol = SYMBOLS_JOINED_BY.join(symbols(hit)) or "(top level)"
-        return printable(f"{symbol} ({kinds(hit)}, {hit.chunk.language})")
+        return printable(SYMBOLS_JOINED_BY.join(symbols(hit)) or "(top level)")
     return printable(heading_label(headings(hit)))
 
 
@@ -101,27 +144,27 @@ def heading_label(contexts: Sequence[str]) -> str:
 
 
 def header(result: SearchResult, packed: Packed) -> str:
-    parts = [result.tool, result.mode]
+    """``search_code · hybrid · funnel 30+30→52→60→60→4 · confidence 0.73 · 1,204 tokens``."""
+    parts = [result.tool, header_mode(result.mode)[0]]
     if result.funnel.stages:
-        funnel = funnel_text(result)
-        if packed.dropped_by_floor:
-            funnel += f" → {len(packed.passages)} above the relevance floor"
-        parts.append(funnel)
+        parts.append(f"funnel {funnel_numbers(result, len(packed.passages))}")
     if packed.passages:
         parts.append(f"confidence {packed.confidence:.2f}")
-        used = f"~{packed.used_tokens:,} of ~{packed.total_tokens:,} tokens ({packed.used_bytes:,} bytes)"
-        if packed.compressed:
-            used += f", {packed.compressed} compressed"
-        parts.append(used)
-    if result.workspace:
-        parts.append(f"workspace {printable(result.workspace)}")
+        parts.append(f"{packed.used_tokens:,} tokens")
     return " · ".join(parts)
+
+
+def notes(result: SearchResult) -> list[str]:
+    """The note lines: what the mode's reason says went wrong, and what the search itself noted (the workspace
+    searched, when it is not the folder the process started in, is in the structured content)."""
+    lines = [note] if (note := header_mode(result.mode)[1]) else []
+    lines.extend(result.notes)
+    return [f"note: {printable(line)}" for line in lines]
 
 
 def render_text(result: SearchResult, packed: Packed) -> str:
     """The text the model reads."""
-    lines = [header(result, packed)]
-    lines.extend(f"note: {note}" for note in result.notes)
+    lines = [header(result, packed), *notes(result)]
     if not packed.passages:
         lines.append(result.empty_reason or f"no matches ({base_mode(result.mode)})")
         return "\n".join(lines)
@@ -159,9 +202,11 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
             {"stage": stage} if count == NOTE else {"stage": stage, "count": count}
             for stage, count in result.funnel.stages
         ],
+        "dropped_by_floor": packed.dropped_by_floor,
         "confidence": packed.confidence,
         "budget_bytes": packed.total_bytes,
         "used_bytes": packed.used_bytes,
+        "used_tokens": packed.used_tokens,
         "compressed": packed.compressed,
         "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({base_mode(result.mode)})"),
         "notes": list(result.notes),
@@ -262,11 +307,14 @@ __all__ = [
     "block_tag",
     "confidence_bar",
     "fenced",
+    "funnel_numbers",
     "funnel_text",
     "header",
+    "header_mode",
     "heading_label",
     "headings",
     "kinds",
+    "notes",
     "printable",
     "provenance",
     "render_context_block",

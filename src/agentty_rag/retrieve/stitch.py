@@ -84,6 +84,19 @@ def _neighbours(a: Chunk, b: Chunk) -> bool:
     return b.start_line <= a.end_line + 1 + _MAX_GAP_LINES and a.start_line <= b.end_line + 1 + _MAX_GAP_LINES
 
 
+def opens_members(header: Chunk, following: Chunk) -> bool:
+    """Whether ``header`` is the head of a definition split into its members (a class's line, docstring and
+    fields) and ``following`` its first member, right after it in the same file: the head alone answers
+    little (``class ProgressBar(Generic[V]):``), so it is shown with its body's start."""
+    return (
+        header.spec.code
+        and bool(header.symbol)
+        and (header.source, header.ref) == (following.source, following.ref)
+        and following.symbol.startswith(header.symbol + ".")
+        and header.end_line < following.start_line <= header.end_line + 1 + _MAX_GAP_LINES
+    )
+
+
 def assemble(hits: list[Hit], k: int, stitching: bool = True, reach: int = 0) -> list[Hit]:
     """The final ``k`` passages: stitch neighbours among the hits that made the cut, then refill.
 
@@ -136,4 +149,4 @@ def _shingles(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
 
 
-__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "deduplicate", "stitch"]
+__all__ = ["NEAR_DUPLICATE_CONTAINMENT", "assemble", "deduplicate", "opens_members", "stitch"]
