@@ -2,9 +2,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agentty_rag.budget import BudgetConfig, fit
 from agentty_rag.config import BudgetSettings
-from agentty_rag.render import confidence_bar, heading_label, provenance, render_structured, render_text
+from agentty_rag.render import (
+    confidence_bar,
+    funnel_numbers,
+    header_mode,
+    heading_label,
+    provenance,
+    render_structured,
+    render_text,
+)
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
 
 
@@ -72,3 +83,53 @@ def test_empty_results_show_the_reason() -> None:
 def test_confidence_bar() -> None:
     assert confidence_bar(0.74) == "███████░░░"
     assert confidence_bar(1.5) == "██████████"
+
+
+def test_a_reason_the_header_shortens_is_a_note_only_when_something_failed_or_is_not_done() -> None:
+    assert header_mode("bm25") == ("bm25", "")
+    assert header_mode("hybrid (dense-led)") == ("hybrid (dense-led)", "")
+    assert header_mode("bm25 (degraded: dense — timeout)") == ("bm25 (degraded)", "degraded: dense — timeout")
+    refused = "dense unavailable: connection refused at http://127.0.0.1:9"
+    assert header_mode(f"bm25 ({refused})") == ("bm25 (dense unavailable)", refused)
+    assert header_mode("hybrid (partial: 45% embedded)") == ("hybrid (partial)", "partial: 45% embedded")
+    # A lexical search by design is no news: its reason stays in the structured content.
+    for reason in (
+        "dense leg not used for this corpus: self-check …",
+        "a long query is searched by the lexical leg alone",
+    ):
+        assert header_mode(f"bm25 ({reason})") == ("bm25", "")
+
+
+def test_the_funnel_joins_the_legs_and_ends_with_the_passages_shown() -> None:
+    funnel = Funnel().then("lexical", 30).then("dense", 30).then("fused", 52).note("prf +8 terms").then("reranked", 20)
+    result = SearchResult("search_code", "q", "hybrid", (), funnel.then("dedup/stitch", 19).then("returned", 10))
+    assert funnel_numbers(result, 4) == "30+30→52→20→19→4"
+
+
+MODES = st.sampled_from(
+    [
+        "bm25",
+        "hybrid",
+        "hybrid (dense-led)",
+        "hybrid (partial: 99% embedded)",
+        "bm25 (degraded: dense — the embedding server answered 500 Internal Server Error three times in a row)",
+        "bm25 (dense unavailable: host not found: a-very-long-host-name.internal.example.org (check AGENTTY_OLLAMA_HOST))",
+        "bm25 (dense leg not used for this corpus: self-check MRR lexical 0.53, hybrid 0.49, dense-led 0.41 (48 probes))",
+    ]
+)
+STAGES = ("lexical", "dense", "fused", "+files/definitions", "reranked", "learned", "dedup/stitch", "returned")
+
+
+@given(MODES, st.lists(st.integers(0, 999), min_size=len(STAGES), max_size=len(STAGES)), st.integers(0, 50))
+def test_the_header_is_at_most_thirty_tokens_whatever_the_search(mode: str, counts: list[int], shown: int) -> None:
+    funnel = Funnel()
+    for stage, count in zip(STAGES, counts, strict=True):
+        funnel = funnel.then(stage, count)
+    hits = tuple(
+        Hit(Chunk("code", f"src/m{i}.py", 1, 80, "x = 1\n" * 400, "python", "function", "", f"f{i}"), 50.0 - i)
+        for i in range(shown)
+    )
+    result = SearchResult("search_code", "q", mode, hits, funnel.note("prf +8 terms").note("graded 10 → 8 + 2 refills"))
+    packed = fit(hits, BudgetConfig.from_settings(BudgetSettings()), 0.61, weakest=0.0)
+    first = render_text(result, packed).split("\n")[0]
+    assert len(first) / 4 <= 30, first  # tokens as the peers count them: characters / 4

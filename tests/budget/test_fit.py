@@ -112,6 +112,8 @@ def test_each_lever_is_a_setting_with_its_default_and_clamp() -> None:
         0.45,
         True,
     )
+    assert settings.code_passage_bytes == 1200
+    assert load_settings({"AGENTTY_RAG_CODE_PASSAGE_BYTES": "-5"}).code_passage_bytes == 0
     clamped = load_settings(
         {
             "AGENTTY_RAG_RELEVANCE_FLOOR": "2",
@@ -126,3 +128,34 @@ def test_each_lever_is_a_setting_with_its_default_and_clamp() -> None:
         1.0,
         False,
     )
+
+
+def _code(text: str, score: float, start: int = 10) -> Hit:
+    return Hit(Chunk("code", "src/a.py", start, start + text.count("\n"), text, "python", "function"), score)
+
+
+def test_a_code_passage_shows_at_most_its_cap_and_the_ones_after_the_first_half_of_it() -> None:
+    body = "\n".join(f"    step_{i} = token_source.refresh({i})" for i in range(120))
+    hits = tuple(_code(f"def refresh_{n}(token):\n{body}", score) for n, score in enumerate([3.0, 2.9, 2.8]))
+    config = replace(DEFAULT, code_passage_bytes=1200, relevance_floor=0.0)
+    packed = fit(hits, config, 1.0, _evidence, weakest=0.0)
+    sizes = [utf8_len(p.text) for p in packed.passages]
+    assert sizes[0] <= 1200 and all(size <= 600 for size in sizes[1:]) and all(p.compressed for p in packed.passages)
+    assert all(p.text.startswith("def refresh_") for p in packed.passages)  # the signature says what it is
+    # No cap: the best passages show all they deserve; prose is never capped.
+    uncapped = fit(hits, replace(config, code_passage_bytes=0), 1.0, _evidence, weakest=0.0)
+    assert utf8_len(uncapped.passages[0].text) > 1200
+    prose = tuple(_hit("token " * 400, score) for score in (3.0, 2.9))
+    assert utf8_len(fit(prose, config, 1.0, _evidence, weakest=0.0).passages[0].text) > 1200
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts, st.floats(0.01, 100)), min_size=1, max_size=12), st.integers(0, 4000))
+def test_no_code_passage_exceeds_its_cap_whatever_the_text(items, cap) -> None:
+    items = sorted(items, key=lambda item: -item[1])
+    hits = tuple(_code(text, score) for text, score in items)
+    packed = fit(hits, replace(DEFAULT, code_passage_bytes=cap, relevance_floor=0.0), 1.0, _evidence)
+    for rank, passage in enumerate(packed.passages):
+        if cap:
+            limit = max(cap if rank == 0 else cap // 2, 480)  # never below a legible code passage
+            assert utf8_len(passage.text) <= limit

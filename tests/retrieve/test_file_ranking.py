@@ -341,3 +341,31 @@ def test_a_questions_first_name_counts_in_full_and_the_later_ones_half() -> None
     assert mention_shares(("Engine", "Rails::Engine", "Railtie"), bare_name=False) == (1.0, 1.0, LATER_NAME_SHARE)
     assert mention_shares(("Engine", "Rails::Engine"), bare_name=True) == (1.0, 1.0)
     assert mention_shares((), bare_name=False) == ()
+
+
+def test_a_test_or_an_example_leads_only_when_the_question_asks_for_it(tmp_path: Path) -> None:
+    # The test file and the example say the question's words more often than the code that answers it.
+    write(
+        tmp_path,
+        {
+            "src/envvars.py": "def resolve_envvar_value(option, environ):\n"
+            "    '''The value of an option's environment variable.'''\n"
+            "    return environ.get(option.envvar)\n",
+            "tests/test_envvars.py": "".join(
+                f"def test_option_environment_variable_{i}(environ):\n"
+                f"    '''An option reads its environment variable ({i}).'''\n"
+                f"    assert resolve_envvar_value(option, environ) == environ['OPTION_{i}']\n"
+                for i in range(6)
+            ),
+            "examples/env_demo.py": "def show_option_environment_variables(environ):\n"
+            "    '''Print every option's environment variable.'''\n"
+            "    print(environ)\n",
+            **_filler(8),
+        },
+    )
+    query = "how does an option read its environment variable"
+    files = _search(tmp_path, query, k=4)
+    assert files[0] == "src/envvars.py"
+    assert files.index("tests/test_envvars.py") > 1 if "tests/test_envvars.py" in files else True
+    assert _search(tmp_path, "tests of how an option reads its environment variable", k=4)[0] == "tests/test_envvars.py"
+    assert _search(tmp_path, "example that shows option environment variables", k=4)[0] == "examples/env_demo.py"

@@ -1,7 +1,13 @@
 from __future__ import annotations
 
-from agentty_rag.retrieve.stitch import assemble
+from dataclasses import replace
+from pathlib import Path
+
+from agentty_rag.config import load_settings
+from agentty_rag.retrieve.stitch import assemble, opens_members
+from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk, Hit
+from tests.conftest import LEXICAL, write
 
 LINES = [f"line {n}" for n in range(1, 41)]
 
@@ -91,3 +97,40 @@ def test_only_hits_that_made_the_cut_are_stitched_and_free_slots_are_refilled() 
     out = assemble(hits, 3)
     # 1-4 and 5-8 both made the cut: stitched. 9-12 ranked 4th only neighbours a shown passage: left out.
     assert [(h.chunk.start_line, h.chunk.end_line) for h in out] == [(1, 8), (30, 31), (20, 22)]
+
+
+def _defined(start: int, end: int, symbol: str, kind: str = "method") -> Chunk:
+    return Chunk("code", "src/bar.py", start, end, f"# {symbol}", "python", kind, "", symbol)
+
+
+def test_the_head_of_a_split_definition_opens_its_first_member_right_after_it() -> None:
+    head = _defined(43, 43, "ProgressBar", "class")
+    assert opens_members(head, _defined(44, 113, "ProgressBar.__init__"))
+    assert opens_members(head, _defined(45, 113, "ProgressBar.__init__"))  # a blank line between
+    assert not opens_members(head, _defined(47, 113, "ProgressBar.__init__"))  # too far: not its start
+    assert not opens_members(head, _defined(44, 60, "render_progress", "function"))  # not a member
+    assert not opens_members(head, replace(_defined(44, 113, "ProgressBar.__init__"), ref="src/other.py"))
+
+
+PROGRESS = (
+    "class ProgressBar(Generic[V]):\n"
+    + "    def __init__(self, iterable, length=None, fill_char='#', empty_char=' '):\n"
+    + "".join(f"        self.setting_{i} = compute_default({i})\n" for i in range(40))
+    + "\n    def render_progress(self):\n"
+    + "".join(f"        line_{i} = self.format_progress_line({i})\n" for i in range(40))
+    + "\ndef unrelated_helper(value):\n    return value\n"
+)
+
+
+def test_a_search_never_shows_the_head_of_a_split_class_alone(tmp_path: Path) -> None:
+    write(tmp_path, {"src/bar.py": PROGRESS, "src/other.py": "def other(x):\n    return x\n"})
+    workspace = Workspace(tmp_path, load_settings({**LEXICAL, "AGENTTY_RAG_CODE_CHUNK_CHARS": "1200"}))
+    index = workspace.index("code")
+    index.refresh()
+    chunks = index.all_chunks()
+    assert any(c.symbol == "ProgressBar" and c.end_line == 1 for c in chunks)  # the class head is a chunk of its own
+    first = workspace.search_code("ProgressBar", k=3).packed.passages[0]
+    assert first.hit.chunk.symbol == "ProgressBar" and first.start_line == 1 and first.end_line >= 3
+    assert "def __init__" in first.text  # its body's start comes with it
+    alone = Workspace(tmp_path, load_settings({**LEXICAL, "AGENTTY_RAG_STITCH": "0"})).search_code("ProgressBar", k=3)
+    assert alone.packed.passages[0].text.strip() == "class ProgressBar(Generic[V]):"  # what stitching spares

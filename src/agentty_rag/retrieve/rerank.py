@@ -76,7 +76,6 @@ FILE_FEATURES: dict[str, tuple[float, Feature]] = {
 # The features that count the query's words in a passage or a file (``QueryProfile.lexical_evidence`` scales
 # them); the names a query asks for are evidence of another kind and always count in full.
 LEXICAL_EVIDENCE = frozenset({"coverage", "name", "context", "phrase", "file_bm25", "file_chunks"})
-SECONDARY_NO_EVIDENCE = True
 # The share of a file's evidence its next passage gets (the best passage gets all of it).
 REPEAT = 0.5
 
@@ -138,7 +137,7 @@ def rank_files(
         own = evidence.setdefault(passage.candidate.chunk.ref, {})
         # A test or an example does not lead by its file's evidence unless the question asks for it: a test
         # file says every word of the code it tests, often more than that code.
-        secondary = SECONDARY_NO_EVIDENCE and f.secondary_file(passage.candidate.chunk, profile)
+        secondary = f.secondary_file(passage.candidate.chunk, profile)
         for name, (weight, feature) in table.items():
             scaled = weighed(name, weight, profile)
             if scaled:
