@@ -243,6 +243,11 @@ def test_in_hybrid_mode_each_passage_and_file_carries_the_dense_legs_evidence_be
     assert 0 < max(parts(hybrid.explanations, "dense")) <= FEATURES["dense"][0]
     assert 0 < max(parts(hybrid.explanations, "file file_dense")) <= FILE_FEATURES["file_dense"][0]
     assert hybrid.structured["results"][0]["path"] == "core/loop.py"
+    # --explain says where each candidate stood in each leg: its rank and score, the similarity on its scale.
+    top = hybrid.explanations[0].candidate.chunk.chunk_id
+    lexical_part, dense_part = hybrid.legs[top]
+    assert lexical_part.startswith("lexical ") and dense_part.startswith("dense ") and " → " in dense_part
+    assert all(part.startswith("lexical ") for parts in lexical.legs.values() for part in parts)
 
 
 # An issue: what broke, a traceback and the code around it (more than 30 distinct terms).

@@ -292,7 +292,7 @@ def _search(args: argparse.Namespace, workspace: Any) -> int:
     if args.explain:
         from agentty_rag.render import render_explanation
 
-        print("\n" + render_explanation(outcome.explanations, found_by=outcome.found_by))
+        print("\n" + render_explanation(outcome.explanations, found_by=outcome.found_by, legs=outcome.legs))
     return 0
 
 

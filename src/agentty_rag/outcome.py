@@ -30,6 +30,7 @@ class Outcome:
     structured: dict[str, Any]
     explanations: tuple[Reranked, ...] = ()
     found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: the optional stages' parts
+    legs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: each leg's part
 
 
 def query_evidence(index: CorpusIndex, profile: QueryProfile) -> Callable[[str], float]:
@@ -63,8 +64,9 @@ def answer(index: CorpusIndex, result: SearchResult, retrieved: Retrieved | None
     packed = fit(result.hits, budget, confidence, evidence, weakest)
     explanations = retrieved.explanations if retrieved is not None else ()
     found_by = retrieved.found_by if retrieved is not None else {}
+    legs = retrieved.legs if retrieved is not None else {}
     text, structured = render_text(result, packed), render_structured(result, packed)
-    return Outcome(result, packed, text, structured, explanations, found_by)
+    return Outcome(result, packed, text, structured, explanations, found_by, legs)
 
 
 __all__ = ["Outcome", "answer", "query_evidence"]

@@ -274,9 +274,13 @@ def render_context_block(packed: Packed, mode: str) -> str:
 
 
 def render_explanation(
-    explanations: Sequence[Reranked], limit: int = 10, found_by: Mapping[str, tuple[str, ...]] | None = None
+    explanations: Sequence[Reranked],
+    limit: int = 10,
+    found_by: Mapping[str, tuple[str, ...]] | None = None,
+    legs: Mapping[str, tuple[str, ...]] | None = None,
 ) -> str:
-    """Each feature's contribution to the reranked score of the best candidates (``--explain``), and what the
+    """Each feature's contribution to the reranked score of the best candidates (``--explain``), where each
+    stood in each leg (``legs``: chunk id -> ``lexical #3 12.41``, ``dense #1 0.712 → 1.00``), and what the
     optional stages' extra searches contributed to each (``found_by``: chunk id -> ``expand 2/3``, …)."""
     if not explanations:
         return "explain: the reranker did not run (AGENTTY_RAG_RERANK=0, or nothing matched)"
@@ -294,6 +298,9 @@ def render_explanation(
             if value
         ]
         lines.append("      " + "  ".join(parts))
+        places = (legs or {}).get(chunk.chunk_id, ())
+        if places:
+            lines.append("      legs: " + " · ".join(places))
         stages = (found_by or {}).get(chunk.chunk_id, ())
         if stages:
             lines.append("      found by " + "; ".join(stages))

@@ -94,6 +94,7 @@ class Retrieved:
     weakest: float | None = None  # the lowest score among the candidates considered: relevance 0
     notes: tuple[str, ...] = ()  # what an optional stage did, or why it was skipped
     found_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: chunk id -> stage parts
+    legs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # --explain: chunk id -> each leg's part
 
 
 def candidate_pool(k: int) -> int:
@@ -133,6 +134,32 @@ def generate(
     return Ranking(request, funnel)
 
 
+def leg_parts(ranking: Ranking) -> dict[str, tuple[str, ...]]:
+    """For ``--explain``: where each candidate stood in each leg, by chunk id — its rank in the leg's list and its
+    score there (``lexical #3 12.41``; ``dense #1 0.712 → 1.00``, the similarity and the same on the query's
+    scale), or the leg's score alone when it was not in that list."""
+    request = ranking.request
+    positions = {
+        leg: {slot: (rank, score) for rank, (slot, score) in enumerate(ranked, start=1)}
+        for leg, ranked in request.legs.items()
+    }
+    relative = request.dense_relative
+    out: dict[str, tuple[str, ...]] = {}
+    for hit, slot in zip(ranking.hits, ranking.slots, strict=True):
+        parts = []
+        for leg, at in positions.items():
+            rank, score = at.get(slot, (None, None))
+            if leg == "dense" and request.dense is not None and slot < len(request.dense):
+                score = float(request.dense[slot])
+                scaled = f" → {relative[slot]:.2f}" if relative is not None and slot < len(relative) else ""
+                parts.append(f"dense {'#' + str(rank) if rank else '(not in its list)'} {score:.3f}{scaled}")
+            elif leg == "lexical" and slot < len(request.lexical.chunks):
+                own = float(request.lexical.chunks[slot])
+                parts.append(f"lexical {'#' + str(rank) if rank else '(not in its list)'} {own:.2f}")
+        out[hit.chunk.chunk_id] = tuple(parts)
+    return out
+
+
 def confidence(ranking: Ranking) -> float:
     """How sure the ranking is of its best hit (``retrieve.confidence``); 0 without hits."""
     top = described(ranking, 1)
@@ -170,6 +197,7 @@ def search(
         min((hit.score for hit in ranking.hits), default=None),
         ranking.notes,
         ranking.found_by,
+        leg_parts(ranking),
     )
 
 
