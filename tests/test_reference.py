@@ -145,6 +145,20 @@ def test_a_rag_bench_report_becomes_a_dated_section_with_its_machine_command_and
     assert "| **+budget (default)** | 0.500 |" in part
 
 
+def test_a_report_s_token_figures_become_columns_and_the_baseline_shows_none(tmp_path: Path) -> None:
+    rung = {"recall@1": 0.5, "recall@5": 0.75, "recall@10": 1.0, "mrr": 0.625, "ndcg@10": 0.7, "ms_p50": 1.25}
+    tokens = {"tokens@500": 0.25, "tokens@1k": 0.5, "tokens@2k": 0.75, "tokens@4k": 1.0, "expected_tokens": 1234.4}
+    rungs = [{"rung": "baseline", **rung}, {"rung": "bm25", **rung, **tokens}]
+    report = {**_report(), "rungs": rungs}
+    result = from_rag_bench(report, "Shop", "rag-bench code", "A shop.", "BM25 mode", "2026-01-02")
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "docs" / "benchmarks" / "shop.json").write_text(json.dumps(result))
+    part = page_part(tmp_path)
+    assert "| nDCG@10 | ≤500 tokens | ≤1k tokens | ≤2k tokens | ≤4k tokens | expected tokens | ms p50 |" in part
+    assert "| baseline | 0.500 | 0.750 | 1.000 | 0.625 | 0.700 | - | - | - | - | - | 1.2 |" in part
+    assert "| bm25 | 0.500 | 0.750 | 1.000 | 0.625 | 0.700 | 0.250 | 0.500 | 0.750 | 1.000 | 1,234 | 1.2 |" in part
+
+
 def test_sections_follow_their_order_and_a_broken_result_file_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "docs" / "benchmarks"
     folder.mkdir(parents=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from agentty_rag.bench.corpus import documented_functions, first_sentence
 from agentty_rag.bench.ladder import DENSE_ONLY, DENSE_STAGES, GENERATION_RUNGS, RUNGS
+from agentty_rag.bench.run import TOKEN_BUDGETS, TOKEN_FIGURES
 from tests.conftest import FIXTURES, fixture_env, run_module, write
 
 
@@ -39,6 +41,30 @@ def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:
         for metric in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "ms_p50", "ms_p95"):
             assert 0 <= row[metric] and (metric.startswith("ms") or row[metric] <= 1)
         assert len(row["per_query"]) == queries
+        _assert_token_figures(row)
+
+
+def _assert_token_table(stdout: str, rows: list[dict[str, Any]]) -> None:
+    """The terminal's token-efficiency table shows each rung's figures of the JSON, and ``-`` for the baseline."""
+    lines = stdout.split("token efficiency: ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    shown = {line.split("  ")[0].removesuffix(" (default)"): line.split()[-5:] for line in lines}
+    assert list(shown) == [row["rung"] for row in rows]
+    assert shown.pop("baseline") == ["-"] * 5
+    for row in rows[1:]:
+        expected = [f"{row[key]:.3f}" for key, _ in TOKEN_BUDGETS] + [f"{row['expected_tokens']:,.0f}"]
+        assert shown[row["rung"]] == expected
+
+
+def _assert_token_figures(row: dict[str, Any]) -> None:
+    """Every rung but the baseline carries its token efficiency, row and queries agreeing; the baseline none."""
+    if row["rung"] == "baseline":
+        assert not set(TOKEN_FIGURES) & set(row) and all("tokens_to_hit" not in q for q in row["per_query"])
+        return
+    hits = [q["tokens_to_hit"] for q in row["per_query"]]
+    for key, budget in TOKEN_BUDGETS:
+        assert row[key] == sum(1 for t in hits if t is not None and t <= budget) / len(hits)
+    assert row["tokens@500"] <= row["tokens@1k"] <= row["tokens@2k"] <= row["tokens@4k"] <= 1
+    assert math.isclose(row["expected_tokens"], sum(32_000 if t is None else t for t in hits) / len(hits))
 
 
 def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) -> None:
@@ -77,8 +103,9 @@ def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) ->
     assert len(measure) == 1 and "mode=bm25 queries=128 bytes=" in measure[0] and "answer_retention=" in measure[0]
     assert "baseline" in result.stdout and "cold open + first answer" in result.stdout
     marked = [line.split()[0:2] for line in result.stdout.splitlines() if "(default)" in line]
-    assert marked == [["+budget", "(default)"]]  # the ladder says which rung the tools run
+    assert marked == [["+budget", "(default)"]] * 2  # both tables say which rung the tools run
     assert "+dense skipped: the dense leg is off (AGENTTY_RAG_DENSE=0)" in result.stdout
+    _assert_token_table(result.stdout, data["rungs"])
     assert not (FIXTURES / ".agentty").exists()  # the workspace is never written to
 
 
@@ -91,6 +118,7 @@ def test_code_known_item_and_docstring_sets(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     _assert_report(data, "code", 30)
     assert data["level"] == "passage" and "known-item" in data["queries"]
+    _assert_token_table(known.stdout, data["rungs"])
     again = _bench(root, "code", "--count", "30", "--no-timings", "--json", str(tmp_path / "again.json"))
     assert again.returncode == 0, again.stderr
     rows_again = json.loads((tmp_path / "again.json").read_text())["rungs"]

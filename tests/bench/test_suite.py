@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentty_rag.bench.ladder import GENERATION_RUNGS, RUNGS
+from agentty_rag.bench.run import TOKEN_BUDGETS, TOKEN_FIGURES
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
 from tests.bench.conftest import rag_bench
@@ -110,6 +112,7 @@ def test_per_workspace_rows_macro_means_categories_and_untouched_workspaces(suit
             assert math.isclose(macro[key], sum(row[key] for row in rows) / 3)
         every = [q for row in rows for q in row["per_query"]]
         assert pooled["queries"] == len(every) and math.isclose(pooled["mrr"], sum(q["rr"] for q in every) / len(every))
+        _assert_token_means(rung, rows, macro, pooled, every)
         symbol = [q for q in rows[0]["per_query"] + rows[1]["per_query"] if q.get("category") == "symbol"]
         assert data["categories"][rung]["symbol"]["queries"] == len(symbol) == 10
         assert math.isclose(data["categories"][rung]["symbol"]["ndcg@10"], sum(q["ndcg@10"] for q in symbol) / 10)
@@ -121,6 +124,28 @@ def test_per_workspace_rows_macro_means_categories_and_untouched_workspaces(suit
     assert [row["rung"] for row in data["macro"] if row["default"]] == ["+budget"]
     assert "\n+budget (default) " in printed  # the macro table marks the default configuration
     assert "shop by file" in printed and "category semantic" in printed and "category symbol" in printed
+    assert (
+        "macro mean · token efficiency: " in printed and "per workspace · rung +budget · token efficiency: " in printed
+    )
+    tokens_table = printed.split("per workspace · rung +budget · token efficiency: ")[1]
+    for name in ("shop by file", "macro mean", "all queries", "category symbol"):
+        assert re.search(rf"^{name} .* \d\.\d{{3}} +[\d,]+$", tokens_table, re.M), name
+
+
+def _assert_token_means(
+    rung: str, rows: list[dict[str, Any]], macro: dict[str, Any], pooled: dict[str, Any], every: list[dict[str, Any]]
+) -> None:
+    """Every rung but the baseline carries token figures: the macro mean averages the workspaces', the pooled
+    row counts every query alike (the referee's way)."""
+    if rung == "baseline":
+        assert not set(TOKEN_FIGURES) & {*macro, *pooled}
+        return
+    for key in TOKEN_FIGURES:
+        assert math.isclose(macro[key], sum(row[key] for row in rows) / len(rows))
+    hits = [q["tokens_to_hit"] for q in every]
+    assert math.isclose(pooled["expected_tokens"], sum(32_000 if t is None else t for t in hits) / len(hits))
+    for key, budget in TOKEN_BUDGETS:
+        assert math.isclose(pooled[key], sum(1 for t in hits if t is not None and t <= budget) / len(hits))
 
 
 def _rung(workspace: dict[str, Any], name: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from agentty_rag.bench.ladder import (
 )
 from agentty_rag.bench.make_suite import make_suite
 from agentty_rag.bench.manifest import ManifestError
-from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, write_json
+from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, token_table, write_json
 from agentty_rag.bench.scale import add_parser as add_scale_parser
 from agentty_rag.bench.scale import run_scale
 from agentty_rag.bench.suite import run_suite
@@ -248,6 +248,8 @@ def _print_report(args: argparse.Namespace, m: Measured) -> None:
     print(metrics_table(rows))
     for line in m.skipped_rungs:
         print(line)
+    print()
+    print(token_table(rows))
     print()
     if "embedded" in dense:
         reused = f", {dense['reused']:,} vectors reused from the workspace's index" if dense.get("reused") else ""

@@ -17,15 +17,17 @@ from typing import Any
 from agentty_rag.bench.baseline import WholeFileBaseline
 from agentty_rag.bench.console import UsageError
 from agentty_rag.bench.datasets import Query
-from agentty_rag.bench.run import RungResult, Searcher, evaluate
+from agentty_rag.bench.run import Reading, RungResult, Searched, Searcher, evaluate
 from agentty_rag.config import Settings, load_settings, variable
 from agentty_rag.index.engine import CorpusIndex, RefreshReport
+from agentty_rag.outcome import Outcome
+from agentty_rag.render import passage_ends
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.retrieve.stages import Rung as StageRung
 from agentty_rag.retrieve.stages import expand, hyde
 from agentty_rag.retrieve.stages import rungs as stage_rungs
 from agentty_rag.service import Workspace
-from agentty_rag.types import Chunk, Hit
+from agentty_rag.types import Chunk
 
 Progress = Callable[[str], None]
 
@@ -192,11 +194,23 @@ def plan(
     return ladder, skipped
 
 
-def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
-    """The ranked hits alone."""
+def reading(outcome: Outcome) -> Reading:
+    """The passages an answer's text shows, and where each one's block ends in that text."""
+    return Reading([p.hit for p in outcome.packed.passages], passage_ends(outcome.result, outcome.packed))
 
-    def search(query: str, k: int) -> Sequence[Hit]:
-        return workspace.ranked(corpus, query, k).hits
+
+def baseline_searcher(index: CorpusIndex) -> Searcher:
+    """Whole files ranked by plain BM25: no text an agent would read, so no token figures."""
+    baseline = WholeFileBaseline(index)
+    return lambda query, k: Searched(baseline.search(query, k))
+
+
+def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
+    """The ranked hits alone; the ranking is put through the output path only to count what an agent reads."""
+
+    def search(query: str, k: int) -> Searched:
+        retrieved = workspace.ranked(corpus, query, k)
+        return Searched(retrieved.hits, lambda: reading(workspace.render(corpus, query, retrieved)))
 
     return search
 
@@ -204,9 +218,10 @@ def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
 def output_searcher(workspace: Workspace, corpus: str) -> Searcher:
     """The passages the output path shows (stitched, above the relevance floor, within the budget)."""
 
-    def search(query: str, k: int) -> list[Hit]:
+    def search(query: str, k: int) -> Searched:
         retrieved = workspace.ranked(corpus, query, k)
-        return [p.hit for p in workspace.render(corpus, query, retrieved).packed.passages]
+        shown = reading(workspace.render(corpus, query, retrieved))
+        return Searched(shown.hits, lambda: shown)
 
     return search
 
@@ -228,6 +243,8 @@ class Rung:
         for score in self.result.scores:
             entry: dict[str, Any] = {"id": score.id, "first_rank": score.first_rank, "rr": score.rr}
             entry["ndcg@10"] = score.ndcg10
+            if score.tokens_measured:
+                entry["tokens_to_hit"] = score.tokens_to_hit
             if categories and categories.get(score.id):
                 entry["category"] = categories[score.id]
             per_query.append(entry)
@@ -250,7 +267,7 @@ def run_rungs(
     for name in ladder:
         progress(f"rung {name}")
         if name == "baseline":
-            rungs.append(Rung(evaluate(name, WholeFileBaseline(built.index).search, queries, level, k)))
+            rungs.append(Rung(evaluate(name, baseline_searcher(built.index), queries, level, k)))
             continue
         workspace = target.workspace({} if name == "current" else RUNGS[name])
         workspace.index(corpus).refresh()

@@ -7,6 +7,13 @@ item not already found higher up (so duplicates in a ranking earn nothing), else
 * reciprocal rank: 1 / rank of the first relevant hit (0 when none).
 * nDCG@k with binary gains (Järvelin and Kekäläinen, 2002): DCG = sum gain_i / log2(i + 1) over ranks
   1..k, divided by the DCG of an ideal ranking that puts min(relevant, k) relevant hits first.
+
+Token efficiency, as semble's ``benchmarks/README.md`` defines it (*Token efficiency*), over the text an agent
+receives rather than a ranking: the tokens it reads, in order and header included, until the end of the first
+passage that counts as found (characters / 4, the usual estimate, as semble's figures use):
+
+* recall within B tokens: the share of queries whose first found passage ends within B tokens;
+* expected tokens per query: the mean of those tokens, a query with nothing found counting ``MISS_TOKENS``.
 """
 
 from __future__ import annotations
@@ -54,6 +61,34 @@ def ndcg_at(gains: Sequence[int], n_relevant: int, k: int) -> float:
     return dcg / ideal
 
 
+CHARS_PER_TOKEN = 4
+MISS_TOKENS = 32_000  # what a query with nothing found counts, as in semble's figures
+
+
+def tokens_to_first_hit(ends: Sequence[int], found: Sequence[bool]) -> float | None:
+    """The tokens read until the end of the first found passage (None when none is found).
+
+    Args:
+        ends: where each passage's block ends in the text, as a character offset from its start.
+        found: whether each passage counts as found, in the same order.
+    """
+    return next((end / CHARS_PER_TOKEN for end, hit in zip(ends, found, strict=True) if hit), None)
+
+
+def recall_within(tokens: Sequence[float | None], budget: float) -> float:
+    """The share of queries whose first found passage ends within ``budget`` tokens (0 for no queries)."""
+    if not tokens:
+        return 0.0
+    return sum(1 for t in tokens if t is not None and t <= budget) / len(tokens)
+
+
+def expected_tokens(tokens: Sequence[float | None]) -> float:
+    """The mean tokens read to the first found passage, a miss counting ``MISS_TOKENS`` (0 for no queries)."""
+    if not tokens:
+        return 0.0
+    return sum(MISS_TOKENS if t is None else t for t in tokens) / len(tokens)
+
+
 def percentile(values: Sequence[float], fraction: float) -> float:
     """Nearest-rank percentile (``fraction`` in [0, 1]); 0 for no values."""
     if not values:
@@ -63,4 +98,16 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank - 1]
 
 
-__all__ = ["gains_from_matches", "hit_at", "ndcg_at", "percentile", "recall_at", "reciprocal_rank"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "MISS_TOKENS",
+    "expected_tokens",
+    "gains_from_matches",
+    "hit_at",
+    "ndcg_at",
+    "percentile",
+    "recall_at",
+    "recall_within",
+    "reciprocal_rank",
+    "tokens_to_first_hit",
+]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag import __version__
+from agentty_rag.bench.metrics import MISS_TOKENS
 
 # (column heading, key in a summary row); ms columns are shown with one decimal, the others with three.
 LADDER_COLUMNS = (
@@ -31,6 +32,19 @@ SUITE_COLUMNS = (
     ("nDCG@10", "ndcg@10"),
     ("ms p50", "ms_p50"),
 )
+# Token efficiency: the share of queries whose first found passage ends within each budget, and the mean
+# tokens read to it.
+TOKEN_COLUMNS = (
+    ("≤500 tokens", "tokens@500"),
+    ("≤1k tokens", "tokens@1k"),
+    ("≤2k tokens", "tokens@2k"),
+    ("≤4k tokens", "tokens@4k"),
+    ("expected tokens", "expected_tokens"),
+)
+TOKEN_CAPTION = (
+    "token efficiency: share of queries whose first found passage ends within N tokens of the answer's text;"
+    f" expected tokens read to it (a miss counts {MISS_TOKENS:,})"
+)
 
 
 def columns(lines: Sequence[Sequence[str]]) -> str:
@@ -43,7 +57,12 @@ def ratio(value: float) -> str:
     return "-" if value != value else f"{value:.3f}"
 
 
-def figure(key: str, value: float) -> str:
+def figure(key: str, value: float | None) -> str:
+    """A figure as a table shows it; ``-`` for one not measured (the baseline's tokens)."""
+    if value is None:
+        return "-"
+    if key == "expected_tokens":
+        return f"{value:,.0f}"
     return f"{value:.1f}" if key.startswith("ms_") else f"{value:.3f}"
 
 
@@ -58,8 +77,20 @@ def metrics_table(
     lines = [[*heading, *(title for title, _ in metric_columns)]]
     for row in rows:
         line = [f"{row[key]} (default)" if key == "rung" and row.get("default") else str(row[key]) for key in cells]
-        lines.append(line + [figure(key, row[key]) for _, key in metric_columns])
+        lines.append(line + [figure(key, row.get(key)) for _, key in metric_columns])
     return columns(lines)
+
+
+def token_table(
+    rows: Sequence[Mapping[str, Any]],
+    heading: Sequence[str] = ("rung",),
+    cells: Sequence[str] = ("rung",),
+    over: str = "",
+) -> str:
+    """The token efficiency of ``rows`` under its caption (``over`` says which rows): ``-`` for a row that has
+    none, the baseline."""
+    caption = f"{over} · {TOKEN_CAPTION}" if over else TOKEN_CAPTION
+    return caption + "\n" + metrics_table(rows, heading, cells, TOKEN_COLUMNS)
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -110,6 +141,8 @@ def levers_table(levers: Mapping[str, Mapping[str, float]]) -> str:
 __all__ = [
     "LADDER_COLUMNS",
     "SUITE_COLUMNS",
+    "TOKEN_CAPTION",
+    "TOKEN_COLUMNS",
     "columns",
     "figure",
     "levers_table",
@@ -117,4 +150,5 @@ __all__ = [
     "machine_line",
     "metrics_table",
     "ratio",
+    "token_table",
 ]

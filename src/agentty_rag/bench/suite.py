@@ -4,8 +4,8 @@ Each workspace is measured where it is: its files are only read, and its index i
 (deleted after it), so nothing is written to the workspace and nothing is copied. The figures:
 
 * per workspace: the ladder's figures on its own queries;
-* macro mean: each quality figure averaged over the workspaces (each workspace weighs the same);
-* all queries: every query pooled (each query weighs the same);
+* macro mean: each quality and token figure averaged over the workspaces (each workspace weighs the same);
+* all queries: every query pooled (each query weighs the same; the way semble pools its token figures);
 * per category: the queries of that category pooled, across workspaces.
 
 Latency percentiles are always over the pooled queries.
@@ -37,12 +37,21 @@ from agentty_rag.bench.ladder import (
     run_rungs,
 )
 from agentty_rag.bench.manifest import SuiteWorkspace, load_manifest
-from agentty_rag.bench.report import SUITE_COLUMNS, levers_table, machine, machine_line, metrics_table, write_json
-from agentty_rag.bench.run import QueryScore, RungResult
+from agentty_rag.bench.report import (
+    SUITE_COLUMNS,
+    levers_table,
+    machine,
+    machine_line,
+    metrics_table,
+    token_table,
+    write_json,
+)
+from agentty_rag.bench.run import TOKEN_FIGURES, QueryScore, RungResult
 from agentty_rag.config import agentty_environment, effective_values, load_settings
 from agentty_rag.service import Workspace
 
-# Figures a macro mean averages; the latency percentiles are taken over the pooled queries instead.
+# Figures a macro mean averages (the token figures too, where the rung measured them); the latency
+# percentiles are taken over the pooled queries instead.
 QUALITY = ("recall@1", "recall@5", "recall@10", "hit@1", "hit@5", "hit@10", "mrr", "ndcg@10")
 
 
@@ -149,7 +158,8 @@ def _macro(name: str, runs: Sequence[WorkspaceRun]) -> dict[str, Any]:
     results = [rung.result for run in runs if (rung := run.rung(name)) is not None]
     row = _pooled(name, [s for result in results for s in result.scores])
     summaries = [result.summary() for result in results]
-    row.update({key: sum(s[key] for s in summaries) / len(summaries) for key in QUALITY})
+    averaged = [*QUALITY, *(key for key in TOKEN_FIGURES if key in row)]
+    row.update({key: sum(s[key] for s in summaries) / len(summaries) for key in averaged})
     row["workspaces"] = len(results)
     return row
 
@@ -272,6 +282,8 @@ def _print(
     for line in dict.fromkeys(line for run in runs for line in run.skipped):
         print(line)
     print()
+    print(token_table(macro, over="macro mean"))
+    print()
     print(f"per workspace · rung {reported}")
     rows: list[dict[str, Any]] = []
     for run in runs:
@@ -288,6 +300,8 @@ def _print(
     heading = ("workspace", "corpus", "level", "files", "chunks", "queries")
     cells = ("name", "corpus", "level", "files", "chunks", "queries")
     print(metrics_table(rows, heading, cells, SUITE_COLUMNS))
+    print()
+    print(token_table(rows, heading, cells, over=f"per workspace · rung {reported}"))
     print()
     built = sum(run.build_s for run in runs)
     files = sum(run.files for run in runs)

@@ -19,8 +19,8 @@ configuration, and a table of configurations (rows) by metrics (columns), with o
     }
 
 A number is shown with the column's ``digits`` (3 unless it says otherwise), an integer with thousands
-separators, anything else as written; a row may leave a column out (shown as an empty cell).
-``from_rag_bench`` turns the ``--json`` report of ``rag-bench docs|code`` into such a file.
+separators, anything else as written; a row may leave a column out or give it null (shown as ``-``: not
+measured). ``from_rag_bench`` turns the ``--json`` report of ``rag-bench docs|code`` into such a file.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ LADDER_COLUMNS = (
     ("recall@10", "recall@10", 3),
     ("mrr", "MRR", 3),
     ("ndcg@10", "nDCG@10", 3),
+    ("tokens@500", "≤500 tokens", 3),
+    ("tokens@1k", "≤1k tokens", 3),
+    ("tokens@2k", "≤2k tokens", 3),
+    ("tokens@4k", "≤4k tokens", 3),
+    ("expected_tokens", "expected tokens", 0),
     ("ms_p50", "ms p50", 1),
 )
 
@@ -82,7 +87,7 @@ def load(folder: Path) -> list[dict[str, Any]]:
 
 def _number(value: object, digits: int) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "" if value is None else str(value)
+        return "-" if value is None else str(value)
     if isinstance(value, int):
         return f"{value:,}"
     return f"{value:,.{digits}f}"
@@ -139,11 +144,13 @@ def from_rag_bench(
     date: str,
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A result file made from the ``--json`` report of ``rag-bench docs|code``: one row per rung."""
+    """A result file made from the ``--json`` report of ``rag-bench docs|code``: one row per rung, with the
+    columns the report measured (the token figures, for instance, on every rung but the baseline)."""
+    measured = [(key, title, digits) for key, title, digits in LADDER_COLUMNS if any(key in r for r in report["rungs"])]
     rows = []
     default = ""
     for rung in report["rungs"]:
-        rows.append({"configuration": rung["rung"], **{key: rung[key] for key, _, _ in LADDER_COLUMNS}})
+        rows.append({"configuration": rung["rung"], **{key: rung[key] for key, _, _ in measured if key in rung}})
         if rung.get("default"):
             default = rung["rung"]
     machine = report["machine"]
@@ -155,7 +162,7 @@ def from_rag_bench(
         "version": report["version"],
         "command": command,
         "configuration": configuration,
-        "columns": [{"key": key, "title": title, "digits": digits} for key, title, digits in LADDER_COLUMNS],
+        "columns": [{"key": key, "title": title, "digits": digits} for key, title, digits in measured],
         "rows": rows,
     }
     if default:

@@ -25,7 +25,7 @@ from typing import Any
 
 import xxhash
 
-from agentty_rag.budget import Packed
+from agentty_rag.budget import Packed, Passage
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import NOTE, Chunk, Hit, SearchResult
 
@@ -169,27 +169,43 @@ def render_text(result: SearchResult, packed: Packed) -> str:
         lines.append(result.empty_reason or f"no matches ({base_mode(result.mode)})")
         return "\n".join(lines)
     for number, passage in enumerate(packed.passages, start=1):
-        chunk = passage.hit.chunk
-        label = _label(passage.hit)
-        title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
-        if chunk.origin:
-            title += f" ({chunk.spec.origin} {printable(chunk.origin)})"
-        if label:
-            title += f" · {label}"
-        title += f" · relevance {passage.relevance:.2f}"
-        if passage.compressed and chunk.spec.located:
-            title += f" · excerpt of {chunk.start_line}-{chunk.end_line}"
-        elif passage.compressed:
-            title += " · excerpt"
-        lines.append("")
-        lines.append(title)
-        if passage.hit.also:
-            lines.append("also in: " + ", ".join(printable(also) for also in passage.hit.also))
-        if chunk.spec.code:
-            lines.extend(fenced(passage.text, chunk.language))
-        else:
-            lines.append(passage.text)
+        lines.extend(_passage_lines(number, passage))
     return "\n".join(lines)
+
+
+def _passage_lines(number: int, passage: Passage) -> list[str]:
+    """One passage's block of the text: a blank line, its title, where else it is, and its text."""
+    chunk = passage.hit.chunk
+    label = _label(passage.hit)
+    title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
+    if chunk.origin:
+        title += f" ({chunk.spec.origin} {printable(chunk.origin)})"
+    if label:
+        title += f" · {label}"
+    title += f" · relevance {passage.relevance:.2f}"
+    if passage.compressed and chunk.spec.located:
+        title += f" · excerpt of {chunk.start_line}-{chunk.end_line}"
+    elif passage.compressed:
+        title += " · excerpt"
+    lines = ["", title]
+    if passage.hit.also:
+        lines.append("also in: " + ", ".join(printable(also) for also in passage.hit.also))
+    if chunk.spec.code:
+        lines.extend(fenced(passage.text, chunk.language))
+    else:
+        lines.append(passage.text)
+    return lines
+
+
+def passage_ends(result: SearchResult, packed: Packed) -> list[int]:
+    """Where each passage's block ends in ``render_text``'s text, as a character offset: how much an agent
+    has read, header included, once it has read that passage (what rag-bench's token efficiency counts)."""
+    end = len("\n".join([header(result, packed), *notes(result)]))
+    ends = []
+    for number, passage in enumerate(packed.passages, start=1):
+        end += len("\n") + len("\n".join(_passage_lines(number, passage)))
+        ends.append(end)
+    return ends
 
 
 def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
@@ -322,6 +338,7 @@ __all__ = [
     "headings",
     "kinds",
     "notes",
+    "passage_ends",
     "printable",
     "provenance",
     "render_context_block",
