@@ -301,3 +301,15 @@ def test_a_bare_name_is_searched_by_the_lexical_leg_alone_without_embedding_it(
         r["provenance"] for r in lexical.structured["results"]
     ]
     assert named.structured["results"][0]["symbol"] == "run_event_loop"
+
+
+def test_a_long_query_on_an_index_still_being_embedded_says_it_was_searched_lexically_by_design(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    many = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return request + {i}\n" for i in range(80)}
+    write(tmp_path, {**CODE, **many})
+    server = compat_server()
+    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")  # the command line: it embeds at most 64 itself
+    short = workspace.search_code("where does the event loop run", k=3).result.mode
+    assert short.startswith("bm25 (dense: 0% embedded")  # the missing vectors changed this result
+    assert workspace.search_code(LONG_QUERY, k=3).result.mode == f"bm25 ({LONG_QUERY_MODE})"  # not this one

@@ -308,15 +308,16 @@ class DenseLeg:
         if verdict is not None:
             return f"bm25 ({verdict.describe()})"
         if status.state == "ready":
+            # A search the lexical leg makes alone by design was not touched by missing vectors: say so first.
+            alone = self._lexical_alone_reason(index, query) if mode == "bm25" else ""
+            if alone:
+                return f"bm25 ({alone})"
             have, live = index.vector_coverage()
             if have < live:
                 later = (
                     "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
                 )
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
-            alone = self._lexical_alone_reason(index, query) if mode == "bm25" else ""
-            if alone:
-                return f"bm25 ({alone})"
         return mode
 
     def _expected(self, index: CorpusIndex) -> bool:
