@@ -6,13 +6,22 @@ into the workspace, a small file system filled to the last byte)."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+import xxhash
+
+from agentty_rag import feedback, leg_check
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, run_module, write
+from tests.conftest import FIXTURES, LEXICAL, run_module, write
 
 
 def _ws(root: Path, **env: str) -> Workspace:
@@ -81,3 +90,107 @@ def test_a_gitignore_of_thousands_of_lines_applies_every_line(tmp_path: Path) ->
     workspace.search_code("rotate keys")
     paths = [os.path.relpath(path, tmp_path) for path in workspace.index("code").file_paths()]
     assert sorted(paths) == ["generated_6000/gen.py", "src/app.py"]
+
+
+# -- the leg check's verdict file ------------------------------------------------------------------------------
+
+FAKE = {"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_DENSE": "1"}
+
+
+def _code_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))
+    return root
+
+
+def _verdict(root: Path) -> Path:
+    return root / ".agentty" / "rag_code.legcheck.json"
+
+
+def test_the_verdict_is_never_written_into_a_state_folder_that_links_out(tmp_path: Path) -> None:
+    root, outside = _code_corpus(tmp_path), tmp_path / "outside"
+    outside.mkdir()
+    (root / ".agentty").symlink_to(outside, target_is_directory=True)
+    done = _cli(root, "index", "code", **FAKE)
+    assert done.returncode == 0, done.stderr
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero", "deep json"])
+def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_crashes(tmp_path: Path, what: str) -> None:
+    root = _code_corpus(tmp_path)
+    assert _cli(root, "index", "code", **FAKE).returncode == 0
+    path = _verdict(root)
+    path.unlink()
+    if what == "fifo":
+        os.mkfifo(path)  # opened for reading, it blocks until a writer comes: forever
+    elif what == "/dev/zero":
+        path.symlink_to("/dev/zero")  # read whole, it never ends
+    else:
+        path.write_text("[" * 100_000)  # past the JSON parser's depth
+    search = run_module("agentty_rag", root, ("search-code", "rotate", "signing", "keys"), FAKE, timeout=90)
+    index = run_module("agentty_rag", root, ("index", "code"), FAKE, timeout=90)
+    for done in (search, index):
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+    assert "code:" in search.stdout
+
+
+def test_the_verdict_is_written_through_no_planted_temporary_link(tmp_path: Path) -> None:
+    root = _code_corpus(tmp_path)
+    assert _cli(root, "index", "code", **FAKE).returncode == 0
+    path = _verdict(root)
+    stored = leg_check.load(path)
+    assert stored is not None
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    for name in (f"{path.name}.{os.getpid()}.tmp", f"{path.name}.tmp"):  # names a writer might choose
+        (path.parent / name).symlink_to(victim)
+    leg_check.save(path, stored)
+    assert victim.read_text() == "precious\n"
+    assert leg_check.load(path) == stored
+
+
+# -- forged state files: a graph nested past the parser's depth, feedback rows that are not numbers ---------
+
+
+def _nan_weights(body: bytes) -> bytes:
+    """The graph as built, its fingerprint kept (so it is not merely stale), every weight NaN."""
+    graph = json.loads(body)
+    graph["links"] = {ref: [[t, k, math.nan] for t, k, _ in found] for ref, found in graph["links"].items()}
+    return json.dumps(graph).encode()
+
+
+@pytest.mark.parametrize("forge", [lambda body: b"[" * 100_000, _nan_weights], ids=["deep", "nan"])
+def test_a_forged_graph_file_is_rebuilt_and_the_search_answers(tmp_path: Path, forge: Callable[[bytes], bytes]) -> None:
+    write(
+        tmp_path,
+        {"app/store.py": "def save(value):\n    return value\n", "app/main.py": "from app.store import save\n"},
+    )
+    graph = {"AGENTTY_RAG_GRAPH": "1"}
+    assert _cli(tmp_path, "search-code", "save", "value", **graph).returncode == 0
+    path = tmp_path / ".agentty" / "rag_code.graph.json"
+    body = forge(path.read_bytes().partition(b"\n")[2])
+    path.write_bytes(xxhash.xxh3_64_hexdigest(body).encode() + b"\n" + body)  # a checksum that matches
+    done = _cli(tmp_path, "search-code", "save", "value", **graph)
+    assert done.returncode == 0, done.stderr
+    assert "code:app/store.py" in done.stdout and "Traceback" not in done.stderr
+    assert path.read_bytes().partition(b"\n")[2] != body  # rebuilt and rewritten
+
+
+def test_feedback_rows_of_nan_or_infinity_are_left_out_and_learning_goes_on(tmp_path: Path) -> None:
+    write(tmp_path, {"src/tokens.py": "def refresh_token(user):\n    return user\n", ".git/HEAD": "ref\n"})
+    learn = {"AGENTTY_RAG_LEARN": "1"}
+    assert _cli(tmp_path, "search-code", "refresh", "token", **learn).returncode == 0
+    rows = [
+        "opened_at\tsearched_at\tindex\tref\trank\tquery",
+        "nan\t1.0\tcode\tsrc/tokens.py\t1\trefresh token",
+        "inf\t1.0\tcode\tsrc/tokens.py\t1\trefresh token",
+        "-inf\tnan\tcode\tsrc/tokens.py\t1\trefresh token",
+        f"{time.time():.0f}\t{time.time():.3f}\tcode\tsrc/tokens.py\t1\trefresh token",
+    ]
+    (tmp_path / ".agentty" / "rag_feedback.tsv").write_text("\n".join(rows) + "\n")
+    done = _cli(tmp_path, "search-code", "refresh", "token", "--explain", **learn)
+    assert done.returncode == 0, done.stderr
+    assert "code:src/tokens.py" in done.stdout and "Traceback" not in done.stderr
+    assert [row.opened_at for row in feedback.read_rows(tmp_path / ".agentty")] == [float(rows[-1].split("\t")[0])]
