@@ -10,9 +10,10 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,90 @@ def test_feedback_rows_of_nan_or_infinity_are_left_out_and_learning_goes_on(tmp_
     assert done.returncode == 0, done.stderr
     assert "code:src/tokens.py" in done.stdout and "Traceback" not in done.stderr
     assert [row.opened_at for row in feedback.read_rows(tmp_path / ".agentty")] == [float(rows[-1].split("\t")[0])]
+
+
+# -- a disk that fills up ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 16 MiB file system (tmpfs) to fill up; skipped where this process cannot mount one."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here ({done.stderr.decode().strip()})")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def _fill(disk: Path, leave: int = 0) -> Path:
+    """Fill the file system to its last byte, then free ``leave`` bytes."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+        except OSError:
+            pass
+        try:
+            while True:
+                handle.write(b"\0" * 512)
+        except OSError:
+            pass
+    os.truncate(filler, max(0, filler.stat().st_size - leave))
+    return filler
+
+
+def _functions(name: str, count: int) -> str:
+    return "\n\n".join(
+        f'def {name}_{i}(value):\n    """Rotate the {name} keys, step {i}."""\n    return value + {i}\n'
+        for i in range(count)
+    )
+
+
+@pytest.mark.parametrize("leave", [0, 16 * 1024], ids=["full before the lock", "full during the patch"])
+def test_a_disk_that_fills_up_answers_from_the_committed_index_then_catches_up(small_disk: Path, leave: int) -> None:
+    root = small_disk / "repo"
+    write(root, {"src/old.py": _functions("walrus", 5), "src/other.py": _functions("heron", 5), ".git/HEAD": "x\n"})
+    workspace = _ws(root)  # a server: the index is open when the disk fills
+    assert "code:src/old.py" in workspace.search_code("rotate walrus keys").text
+    write(root, {"src/old.py": _functions("narwhal", 400)})  # the edit is on disk; its index update is not
+    filler = _fill(small_disk, leave)
+    outcome = workspace.search_code("rotate walrus keys")
+    assert "code:src/old.py" in outcome.text  # the committed index: the file as it was
+    assert any("full" in note and "last committed index" in note for note in outcome.structured["notes"])
+    assert "code:src/other.py" in workspace.search_code("rotate heron keys").text
+    filler.unlink()
+    caught_up = workspace.search_code("rotate narwhal keys")
+    assert "code:src/old.py" in caught_up.text and "narwhal_" in caught_up.text
+    assert not any("full" in note for note in caught_up.structured["notes"])
+    assert str(workspace.index("code").status()["storage"]) == "disk"
+
+
+# -- hard links to files outside the workspace -------------------------------------------------------------
+
+
+def test_a_lock_or_index_file_that_is_a_hard_link_outside_is_never_written(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    write(ws, {"src/a.py": "def alpha_rollout():\n    return 1\n", "docs/a.md": "# Alpha\n\nAlpha rollout notes.\n"})
+    write(outside, {"victim.txt": "precious\n", "journal.txt": "keep me\n"})
+    other = sqlite3.connect(outside / "other.db")
+    other.execute("CREATE TABLE mine (x)")
+    other.commit()
+    other.close()
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    state = ws / ".agentty"
+    state.mkdir()
+    os.link(outside / "victim.txt", state / "rag_code.lock")  # as an archive unpacks it
+    os.link(outside / "other.db", state / "rag_docs.ragdb")
+    os.link(outside / "journal.txt", state / "rag_docs.ragdb-wal")
+    workspace = _ws(ws)
+    code, docs = workspace.search_code("alpha rollout"), workspace.search_docs("alpha rollout")
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+    assert "code:src/a.py" in code.text and "docs:a.md" in docs.text  # answered, from memory
+    for outcome in (code, docs):
+        assert any("kept in memory" in note and "hard link" in note for note in outcome.structured["notes"])
+    assert "hard link" in str(workspace.index("code").status()["storage"])
