@@ -12,6 +12,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -282,3 +283,45 @@ def test_a_lock_or_index_file_that_is_a_hard_link_outside_is_never_written(tmp_p
     for outcome in (code, docs):
         assert any("kept in memory" in note and "hard link" in note for note in outcome.structured["notes"])
     assert "hard link" in str(workspace.index("code").status()["storage"])
+
+
+# -- an empty --root, as a hook gets it when $CLAUDE_PROJECT_DIR is not set ---------------------------------------
+
+
+def test_an_empty_root_makes_no_workspace_of_the_folder_the_hook_runs_in(tmp_path: Path) -> None:
+    unmarked = tmp_path / "opt" / "tool"  # no .git, no .agentty: not a project
+    write(unmarked, {"docs/a.md": "# Deploy\n\nDeploys need the release captain's approval.\n"})
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update({**LEXICAL, "AGENTTY_RAG_PROACTIVE": "1", "HOME": str(tmp_path / "home")})
+    event = json.dumps({"prompt": "who approves deploys?", "hook_event_name": "UserPromptSubmit"})
+    runs = {
+        command: subprocess.run(
+            [sys.executable, "-m", "agentty_rag", command, "--root", "", *extra],
+            input=stdin,
+            cwd=unmarked,
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=120,
+        )
+        for command, extra, stdin in (
+            ("inject", ["--format", "json"], event),
+            (
+                "feedback",
+                [],
+                json.dumps(
+                    {
+                        "hook_event_name": "PostToolUse",
+                        "tool_name": "Read",
+                        "tool_input": {"file_path": str(unmarked / "docs/a.md")},
+                    }
+                ),
+            ),
+            ("search-docs", ["deploy"], ""),
+        )
+    }
+    assert (runs["inject"].returncode, runs["inject"].stdout) == (0, "")
+    assert "--root is empty" in runs["inject"].stderr and "--root is empty" in runs["feedback"].stderr
+    assert runs["feedback"].returncode == 0
+    assert runs["search-docs"].returncode == 2 and "--root is empty" in runs["search-docs"].stderr
+    assert not (unmarked / ".agentty").exists()
