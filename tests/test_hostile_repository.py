@@ -325,3 +325,54 @@ def test_an_empty_root_makes_no_workspace_of_the_folder_the_hook_runs_in(tmp_pat
     assert runs["feedback"].returncode == 0
     assert runs["search-docs"].returncode == 2 and "--root is empty" in runs["search-docs"].stderr
     assert not (unmarked / ".agentty").exists()
+
+
+# -- init through links and FIFOs ------------------------------------------------------------------------------
+
+
+def _init(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_module("agentty_rag", root, ("init", *args), {}, timeout=60)
+
+
+@pytest.mark.parametrize("client", ["claude-code", "codex", "cursor", "vscode", "gemini"])
+def test_init_never_writes_into_a_client_folder_that_links_out_of_the_workspace(tmp_path: Path, client: str) -> None:
+    folder = {
+        "claude-code": ".claude",
+        "codex": ".codex",
+        "cursor": ".cursor",
+        "vscode": ".vscode",
+        "gemini": ".gemini",
+    }
+    ws, users = tmp_path / "ws", tmp_path / "home" / folder[client]  # the user's own settings folder
+    write(users, {"settings.json": '{"theme": "dark"}\n', "config.toml": 'model = "o3"\n', "mcp.json": "{}\n"})
+    before = {p.name: p.read_bytes() for p in users.iterdir()}
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / folder[client]).symlink_to(users, target_is_directory=True)
+    done = _init(ws, client, *(["--hook"] if client == "claude-code" else []))
+    assert done.returncode == 1 and "outside the workspace" in done.stderr and "nothing written" in done.stderr
+    assert {p.name: p.read_bytes() for p in users.iterdir()} == before
+
+
+def test_init_never_copies_an_outside_file_a_link_names_nor_waits_on_a_fifo(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    write(outside, {"secrets.json": '{"mcpServers": {}, "token": "zanzibarquokka"}\n'})
+    ws.mkdir()
+    (ws / ".mcp.json").symlink_to(outside / "secrets.json")
+    linked = _init(ws, "claude-code")
+    assert linked.returncode == 1 and "outside the workspace" in linked.stderr
+    assert (ws / ".mcp.json").is_symlink() and "zanzibarquokka" not in linked.stdout
+    assert (outside / "secrets.json").read_text() == '{"mcpServers": {}, "token": "zanzibarquokka"}\n'
+    (ws / ".mcp.json").unlink()
+    os.mkfifo(ws / ".mcp.json")
+    fifo = _init(ws, "claude-code")  # would wait for a writer forever
+    assert fifo.returncode == 1 and "not a regular file" in fifo.stderr
+
+
+def test_init_follows_a_link_inside_the_workspace_and_keeps_it(tmp_path: Path) -> None:
+    write(tmp_path, {"AGENTS.md": "# Agents\n\nShared rules.\n"})
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")  # one instructions file for every client
+    done = _init(tmp_path, "claude-code", "--instructions")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "CLAUDE.md").is_symlink()
+    assert "agentty-rag:start" in (tmp_path / "AGENTS.md").read_text()
