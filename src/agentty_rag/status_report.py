@@ -177,6 +177,7 @@ def mcp_resources(workspace: Workspace) -> McpResources:
                 s.failures,
                 s.freshness,
                 why.get(s.name, ""),
+                s.capped_by,
             )
             for s in snapshot.servers
         ]

@@ -176,6 +176,7 @@ class McpServer:
     failures: int
     freshness: str
     approval: str = ""
+    capped_by: str = ""  # what cut its listing: the resource cap, the page cap, the listing's time budget
 
 
 @dataclass(frozen=True)

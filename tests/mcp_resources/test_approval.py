@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_module, write
+from agentty_rag.config import load_settings
+from agentty_rag.mcp_resources.model import MAX_PAGES
+from agentty_rag.service import Workspace
+from agentty_rag.status_report import mcp_resources
+from tests.conftest import LEXICAL, run_module, write
 
 DOCS = {"docs/deploy.md": "# Deploying\n\nThe release train leaves every Tuesday.\n"}
 
@@ -172,3 +176,28 @@ def test_a_fifo_where_a_server_file_belongs_never_stalls_a_search(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert "docs:deploy.md" in done.stdout
     assert f"{path}: cannot be read" in done.stdout and "not a regular file" in done.stdout
+
+
+def test_a_listing_that_never_ends_is_cut_and_status_says_where(tmp_path: Path) -> None:
+    server = Path(__file__).resolve().parent / "resource_server.py"
+    entry = {"command": sys.executable, "args": [str(server), "--endless"]}
+    root = _repo(tmp_path, {".mcp.json": json.dumps({"mcpServers": {"endless": entry}})})
+    settings = load_settings(
+        {**LEXICAL, "AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "endless", "HOME": str(_home())}
+    )
+    workspace = Workspace(root, settings)
+    try:
+        hub = workspace.resources.start()
+        assert hub is not None
+        snapshot = hub.wait_loaded(60)  # the same note and a new cursor on every page: it was listed for ever
+        outcome = workspace.search_docs("endless", sources=["mcp"])
+        report = mcp_resources(workspace)
+    finally:
+        workspace.close()
+    assert snapshot.loaded
+    (endless,) = snapshot.servers
+    assert endless.capped and endless.capped_by == f"its listing went on past {MAX_PAGES} pages"
+    assert endless.listed == 1
+    assert outcome.structured["results"], outcome.text
+    (shown,) = report.servers
+    assert shown.capped_by == endless.capped_by and shown.approval == "named in AGENTTY_RAG_MCP_APPROVED"

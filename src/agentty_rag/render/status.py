@@ -126,7 +126,7 @@ def _mcp_lines(mcp: McpResources) -> list[str]:
             continue
         skipped = ", ".join(f"{n:,} {reason}" for reason, n in server.skipped.items())
         counts = f"{server.read:,} of {counted(server.listed, 'resource')} read" + (f" ({skipped})" if skipped else "")
-        capped = "; more not listed (AGENTTY_RAG_MCP_MAX_RESOURCES)" if server.capped else ""
+        capped = f"; more not listed ({server.capped_by or 'AGENTTY_RAG_MCP_MAX_RESOURCES'})" if server.capped else ""
         lines.append(f"{head} — {counts}{capped}" + (f"; {server.freshness}" if server.freshness else ""))
     lines.extend(f"  left out: {problem}" for problem in mcp.problems)
     return lines
