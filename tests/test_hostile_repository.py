@@ -376,3 +376,45 @@ def test_init_follows_a_link_inside_the_workspace_and_keeps_it(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "CLAUDE.md").is_symlink()
     assert "agentty-rag:start" in (tmp_path / "AGENTS.md").read_text()
+
+
+# -- secrets: every one replaced whole -----------------------------------------------------------------------
+
+# Made up, in each format: none is a real credential.
+GITHUB_BODY = "Zq8Rt2Lm9Vx4Kp7Wn3Hc6Jd1Fs5Gb0Ty8UeA"  # 36 characters
+SECRETS = {
+    "ghp": "ghp_" + GITHUB_BODY,
+    "gho": "gho_" + GITHUB_BODY[::-1],
+    "pat": "github_pat_11AQZT3KY0xRmPqL2sVnW8_" + "hT4kLm9QwErTyUiOpAsDfGhJkLzXcVbNm1234567890aBcDeFgHiJkLmNoPqRsTuV",
+    "aws": "Qw7/Er9+Ty2Ui4Op6As8Df0Gh1Jk3Lz5Xc7Vb9Nm",  # 40 characters, AWS's secret key shape
+    "password": "hunter2-Wobble-77",
+    "url": "Pg-Adm1n-S3cret",
+}
+NOT_SECRETS = ('password = "${DB_PASSWORD}"', 'TOKEN_HEADER = "X-Auth-Token"', 'api_key = "your-api-key-here"')
+
+
+def test_every_secret_is_redacted_whole_and_placeholders_are_kept(tmp_path: Path) -> None:
+    config = (
+        "# deployment settings\n"
+        f'GITHUB = "{SECRETS["ghp"]}"\n'
+        f'OAUTH = "{SECRETS["gho"]}"\n'
+        f'FINE_GRAINED = "{SECRETS["pat"]}"\n'
+        f'AWS_SECRET = "{SECRETS["aws"]}"\n'
+        f'password = "{SECRETS["password"]}"\n'
+        f'DATABASE_URL = "postgres://admin:{SECRETS["url"]}@db.internal:5432/app"\n'
+        + "\n".join(NOT_SECRETS)
+        + "\n\ndef deployment_region():\n    return 'eu-west-1'\n"
+    )
+    write(tmp_path, {"src/settings.py": config, "docs/setup.md": f"# Setup\n\nDeploy with {SECRETS['ghp']}.\n"})
+    workspace = _ws(tmp_path)
+    code = workspace.search_code("deployment settings region", k=10)
+    docs = workspace.search_docs("deploy setup", k=10)
+    returned = code.text + docs.text + json.dumps([code.structured, docs.structured])
+    stored = "\n".join(chunk.text for name in ("code", "docs") for chunk in workspace.index(name).all_chunks())
+    for value in (*SECRETS.values(), GITHUB_BODY, GITHUB_BODY[::-1]):
+        assert value not in returned and value not in stored
+    for kept in NOT_SECRETS:
+        assert kept in stored
+    assert "postgres://admin:[redacted Basic Auth Credentials]@db.internal" in stored
+    assert 'password = "[redacted Secret Keyword]"' in stored
+    assert workspace.index("code").status()["redacted"] == {"secrets": 6, "files": 1, "examples": ["src/settings.py"]}
