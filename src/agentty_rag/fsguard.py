@@ -95,15 +95,15 @@ def read_regular(path: str, boundary: str, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def refuse_link(path: Path) -> None:
-    """Raise ``UnsafeFile`` when ``path`` exists as anything but a regular file of one name (a symbolic
-    link above all, or a hard link: a file agentty-rag writes in place must have no other name)."""
+def refuse_link(path: Path, writing: bool = True) -> None:
+    """Raise ``UnsafeFile`` when ``path`` exists as anything but a regular file (a symbolic link above all)
+    or, for a file to be written in place, one with another name (a hard link)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
     mode = st.st_mode
-    if stat.S_ISREG(mode) and st.st_nlink > 1:
+    if writing and stat.S_ISREG(mode) and st.st_nlink > 1:
         raise UnsafeFile(_hard_link(path, st.st_nlink))
     if stat.S_ISLNK(mode):
         raise UnsafeFile(f"{path} is a symbolic link; agentty-rag never writes through a link — remove it")
@@ -121,7 +121,7 @@ def open_private(path: Path, flags: int, mode: int = 0o644) -> int:
         OSError: it cannot be opened (no permission, read-only file system).
     """
     if not _NOFOLLOW:  # no flag to refuse a final link: look first
-        refuse_link(path)
+        refuse_link(path, writing=bool(flags & (os.O_WRONLY | os.O_RDWR)))
     try:
         fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _COMMON, mode)
     except IsADirectoryError:
