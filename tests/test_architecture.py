@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "status_types",
         "jsonc",
         "state_dir",
+        "state_files",
     ),
     ("sources", "mcp_resources"),
     ("chunking",),

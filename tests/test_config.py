@@ -111,7 +111,16 @@ def test_each_setting_is_declared_once_on_its_stage() -> None:
     assert len(set(names)) == len(names) and len(set(attrs)) == len(attrs)
     staged = [f.name for group in GROUPS for f in fields(group)]
     assert staged == attrs  # every field of a stage is a variable, in the order the tables show
-    assert {f.name for f in fields(Settings)} == {*attrs, "home", "dense_configured", "weights_configured", "warnings"}
+    others = {"home", "claude_config_dir", "codex_home", "dense_configured", "weights_configured", "warnings"}
+    assert {f.name for f in fields(Settings)} == {*attrs, *others}
+
+
+def test_the_clients_own_folders_are_read_from_their_variables() -> None:
+    settings = load_settings({"CLAUDE_CONFIG_DIR": "/srv/claude", "CODEX_HOME": "/srv/codex", "HOME": "/home/u"})
+    assert (settings.claude_config_dir, settings.codex_home) == (Path("/srv/claude"), Path("/srv/codex"))
+    assert load_settings({"CLAUDE_CONFIG_DIR": " "}).claude_config_dir is None
+    approved = load_settings({"AGENTTY_RAG_MCP_APPROVED": " wiki, tracker ,wiki"})
+    assert approved.mcp_approved == ("wiki", "tracker") and approved.warnings == ()
 
 
 def test_each_stage_takes_its_values_from_the_settings(tmp_path: Path) -> None:

@@ -47,7 +47,9 @@ def _kept(root: Path) -> dict[str, bytes]:
 
 def test_search_docs_ranks_mcp_resources_with_the_docs_and_keeps_none_of_them(tmp_path: Path) -> None:
     root = _workspace(tmp_path, {"wiki": _server("--docs")})
-    settings = load_settings({**LEXICAL, "AGENTTY_RAG_MCP": "1", "HOME": str(tmp_path / "home")})
+    settings = load_settings(
+        {**LEXICAL, "AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "wiki", "HOME": str(tmp_path / "home")}
+    )
     workspace = Workspace(root, settings)
     try:
         both = workspace.search_docs(QUESTION, k=3)
@@ -73,7 +75,11 @@ def test_search_docs_ranks_mcp_resources_with_the_docs_and_keeps_none_of_them(tm
 
 def test_the_command_line_says_why_a_server_is_missing_and_status_lists_every_server(tmp_path: Path) -> None:
     root = _workspace(tmp_path, {"wiki": _server("--docs"), "broken": _server("--crash")})
-    env = {"AGENTTY_RAG_MCP": "1"}
+    # Approved as Claude Code keeps the answer to its prompt, in a folder the user trusts in Claude Code.
+    write(root, {".claude/settings.local.json": json.dumps({"enabledMcpjsonServers": ["wiki", "broken"]})})
+    home = Path(os.environ["HOME"])  # the test's own empty home folder
+    write(home, {".claude.json": json.dumps({"projects": {str(root): {"hasTrustDialogAccepted": True}}})})
+    env = {"AGENTTY_RAG_MCP": "1", "HOME": str(home)}
     searched = run_module("agentty_rag", root, ("search-docs", QUESTION, "-k", "3"), env)
     status = run_module("agentty_rag", root, ("status",), env)
     assert searched.returncode == 0, searched.stderr
@@ -82,14 +88,13 @@ def test_the_command_line_says_why_a_server_is_missing_and_status_lists_every_se
     assert lines[3] == "[1] mcp:wiki://Team/Runbook (server wiki) · relevance 1.00"
     assert "docs:queues.md:3-5 · Queues > Backlog" in searched.stdout
     assert status.returncode == 0, status.stderr
-    assert status.stdout.splitlines()[-6:-3] == [
-        "mcp: 2 servers, 3 chunks kept in memory — .mcp.json",
-        f"  wiki ({Path(sys.executable).name} {SERVER} --docs, .mcp.json): ready — 3 of 5 resources read (2 binary); "
-        "change notifications",
-        f"  broken ({Path(sys.executable).name} {SERVER} --crash, .mcp.json): failed — closed the connection while "
-        "starting — its stderr: resource server: the wiki database is unavailable",
+    approved = "approved in Claude Code (.claude/settings.local.json); status starts no server, search_docs does"
+    python = Path(sys.executable).name
+    assert [line for line in status.stdout.splitlines() if "mcp:" in line or ".mcp.json)" in line] == [
+        "mcp: 2 servers, 0 chunks kept in memory — .mcp.json",
+        f"  wiki ({python} {SERVER} --docs, .mcp.json): not started — {approved}",
+        f"  broken ({python} {SERVER} --crash, .mcp.json): not started — {approved}",
     ]
-    assert "MCP server broken failed: check its entry in .mcp.json (search_docs answers without it)" in status.stdout
 
 
 def test_without_the_setting_no_server_is_ever_started(tmp_path: Path) -> None:
@@ -107,8 +112,9 @@ def test_without_the_setting_no_server_is_ever_started(tmp_path: Path) -> None:
         "no MCP resources — AGENTTY_RAG_MCP=1 searches the resources of the MCP servers the agent uses"
     )
     assert "mcp:" not in outputs["status"]
-    run_module("agentty_rag", root, ("search-docs", "release train"), {"AGENTTY_RAG_MCP": "1"})
-    assert marker.exists()  # the same configuration, with the setting on
+    on = {"AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "spy"}
+    run_module("agentty_rag", root, ("search-docs", "release train"), on)
+    assert marker.exists()  # the same configuration, with the setting on (and the server approved)
 
 
 @pytest.fixture
@@ -122,7 +128,7 @@ async def test_the_search_docs_tool_returns_mcp_passages_with_their_server(tmp_p
     script = Path(sys.executable).with_name("agentty-rag")
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, "AGENTTY_RAG_MCP": "1"})
+    environment.update({**LEXICAL, "AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "wiki"})
     params = StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
     async with Client(params) as client:
         result = await client.call_tool("search_docs", {"query": QUESTION, "k": 3})
@@ -136,7 +142,9 @@ async def test_the_search_docs_tool_returns_mcp_passages_with_their_server(tmp_p
 
 def test_a_broken_server_is_told_once_and_the_docs_still_answer(tmp_path: Path) -> None:
     root = _workspace(tmp_path, {"broken": _server("--crash")})
-    settings = load_settings({**LEXICAL, "AGENTTY_RAG_MCP": "1", "HOME": str(tmp_path / "home")})
+    settings = load_settings(
+        {**LEXICAL, "AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "broken", "HOME": str(tmp_path / "home")}
+    )
     workspace = Workspace(root, settings)
     try:
         first = workspace.search_docs("release train")

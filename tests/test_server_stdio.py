@@ -79,3 +79,65 @@ async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_ro
     assert result.is_error and "is your home folder" in _text(result) and "--root DIR" in _text(result)
     assert prompt.messages[0].content.text.startswith("No project context: no workspace")  # type: ignore[union-attr]
     assert not (home / ".agentty" / "rag_docs.ragdb").exists()
+
+
+def _raw_session(root: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
+    """Send raw lines to ``agentty-rag serve`` and read ``replies`` lines back (at most 60 s in all)."""
+    import json
+    import queue
+    import subprocess
+    import threading
+
+    params = _server(root)
+    process = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=params.env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    received: queue.Queue[bytes] = queue.Queue()
+    output = process.stdout
+
+    def read() -> None:
+        for line in output:
+            received.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        for line in lines:
+            process.stdin.write(line + b"\n")
+        process.stdin.flush()
+        got = []
+        for _ in range(replies):
+            try:
+                got.append(json.loads(received.get(timeout=60)))
+            except queue.Empty:
+                break
+        return got
+    finally:
+        process.stdin.close()
+        process.wait(30)
+        process.stdout.close()
+
+
+def test_a_malformed_message_gets_a_json_rpc_error_reply_and_the_session_goes_on(tmp_path: Path) -> None:
+    initialize = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+    )
+    lines = [
+        initialize,
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b"not json at all",
+        b"\xff\xfe{}",
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"\\ud800"}}',
+        b'{"jsonrpc":"2.0","id":8}',
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}",
+        b'{"jsonrpc":"2.0","id":10,"method":"tools/list"}',
+    ]
+    replies = _raw_session(tmp_path, lines, 7)
+    errors = sorted(((r["id"] if r["id"] is not None else 0), r["error"]["code"]) for r in replies if "error" in r)
+    assert errors == [(0, -32700), (0, -32700), (0, -32600), (7, -32600), (8, -32600)]
+    assert {r["id"] for r in replies if "result" in r} == {1, 10}  # answered before and after: it goes on

@@ -18,10 +18,15 @@ from agentty_rag import __version__
 from agentty_rag.cli_hook import run_feedback, run_hook
 from agentty_rag.clients import CLIENTS
 from agentty_rag.config import Settings, load_settings
-from agentty_rag.discovery import Located, locate
+from agentty_rag.discovery import EMPTY_ROOT, Located, locate
 from agentty_rag.errors import AgenttyError, BadRequest
 
 log = logging.getLogger("agentty_rag")
+
+
+def _root(text: str) -> Path:
+    """``--root``'s value; an empty one stays empty (``Path("")`` would be the current folder)."""
+    return Path(text) if text.strip() else EMPTY_ROOT
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,10 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentty-rag {__version__}")
     root_help = "the workspace (default: the nearest folder at or above this one holding .agentty/ or .git)"
-    parser.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
+    parser.add_argument("--root", type=_root, default=None, metavar="DIR", help=root_help)
     # --root is also accepted after the command (agentty-rag inject --root DIR), as hooks are often written.
     rooted = argparse.ArgumentParser(add_help=False)
-    rooted.add_argument("--root", type=Path, default=argparse.SUPPRESS, metavar="DIR", help=root_help)
+    rooted.add_argument("--root", type=_root, default=argparse.SUPPRESS, metavar="DIR", help=root_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[rooted], help="run the MCP server (stdio by default)")
@@ -332,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command in ("inject", "feedback"):
         return (run_hook if args.command == "inject" else run_feedback)(args, settings)
+    if args.root == EMPTY_ROOT:
+        print("agentty-rag: --root is empty; give the project folder", file=sys.stderr)
+        return 2
     if args.root is not None and not args.root.expanduser().is_dir():
         print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentty_rag.config import Settings
-from agentty_rag.discovery import locate
+from agentty_rag.discovery import EMPTY_ROOT, locate
 from agentty_rag.errors import StdinError
 
 
@@ -135,7 +135,10 @@ def _hook_workspace(root: Path | None, cwd: str | None, settings: Settings) -> P
 
     Only ``--root`` or a project marker (``.git``, ``.agentty/``) at or above the event's folder make one:
     the hook never creates ``.agentty/`` in a folder that merely happened to be the agent's working folder.
+    An empty ``--root`` (a hook's ``$CLAUDE_PROJECT_DIR`` that is not set) makes none.
     """
+    if root == EMPTY_ROOT:
+        return "--root is empty (is $CLAUDE_PROJECT_DIR set?)"
     start = (root or (Path(cwd) if cwd else Path.cwd())).expanduser()
     if not start.is_dir():
         return f"{start} is not a folder"

@@ -48,9 +48,9 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
     launch = clients.launcher()
     try:
         edits, notes = _edits(args, root, home, settings, launch)
-        changes = client_files.plan(edits, remove=args.uninstall, force=args.force)
+        changes = client_files.plan(edits, root, remove=args.uninstall, force=args.force)
     except Conflict as error:
-        show(client_files.plan(edits, force=True))
+        show(client_files.plan(edits, root, force=True))
         print(f"agentty-rag: {error} (the diff above); rerun with --force to replace it", file=sys.stderr)
         return 1
     except ClientError as error:

@@ -16,6 +16,10 @@ from pathlib import Path
 from agentty_rag import clients, jsonc
 from agentty_rag.clients import BLOCK_END, BLOCK_START, Edit, Kind
 from agentty_rag.errors import ClientError, Conflict
+from agentty_rag.fsguard import UnsafeFile, is_inside, read_regular, write_private
+
+# The largest client file init reads (they are a few kB).
+_MAX_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -133,13 +137,15 @@ _APPLY: dict[Kind, Callable[[Edit, str, bool, bool], str]] = {
 }
 
 
-def plan(edits: list[Edit], *, remove: bool = False, force: bool = False) -> list[Change]:
-    """Each touched file before and after its edits; raises ``ClientError`` before anything is written."""
+def plan(edits: list[Edit], root: Path, *, remove: bool = False, force: bool = False) -> list[Change]:
+    """Each touched file before and after its edits; raises ``ClientError`` before anything is written (also
+    for a file of the workspace that is, or lies in a folder that is, a link out of it, or is not a regular
+    file: a FIFO would block, a link out would be read and then written)."""
     texts: dict[Path, str | None] = {}
     kinds: dict[Path, Kind] = {}
     for edit in edits:
         if edit.path not in texts:
-            texts[edit.path] = _read(edit.path)
+            texts[edit.path] = _read(edit.path, root)
         kinds[edit.path] = edit.kind
         text = texts[edit.path] or ""
         if remove and texts[edit.path] is None:
@@ -150,17 +156,17 @@ def plan(edits: list[Edit], *, remove: bool = False, force: bool = False) -> lis
             raise ClientError(f"{edit.path} is not valid JSON ({error}); fix it or move it aside") from None
     changes = []
     for path, after in texts.items():
-        before = _read(path)
+        before = _read(path, root)
         if remove and after is not None and before is not None and _empty(kinds[path], after):
             after = None
         changes.append(Change(path, before, after))
     return changes
 
 
-def holds(edit: Edit) -> bool:
+def holds(edit: Edit, root: Path) -> bool:
     """Whether ``edit``'s file holds its server entry now (a file that cannot be read or parsed holds none)."""
     try:
-        text = _read(edit.path)
+        text = _read(edit.path, root)
     except ClientError:
         return False
     if not text or not text.strip():
@@ -185,16 +191,39 @@ def still_reading_instructions(client: str, root: Path, home: Path | None) -> li
     return [
         other
         for other in clients.sharing_instructions(client)
-        if any(holds(entry) for entry in clients.server_entries(other, root, home))
+        if any(holds(entry, root) for entry in clients.server_entries(other, root, home))
     ]
 
 
-def _read(path: Path) -> str | None:
+def _target(path: Path, root: Path) -> Path:
+    """Where ``path`` really is; ``ClientError`` for a file of the workspace that a link (the file itself, or
+    a folder on its way: ``.claude`` -> ``~/.claude``) puts outside it. A file outside the workspace (the
+    user's own, in the home folder) may be reached through the user's links."""
+    real = Path(os.path.realpath(path))
+    real_root = os.path.realpath(root)
+    if is_inside(os.path.abspath(path), os.path.abspath(root)) and not is_inside(str(real), real_root):
+        raise ClientError(
+            f"{path} is, or lies in a folder that is, a link to {real}, outside the workspace; init writes only "
+            "inside it — remove the link, or add agentty-rag to that file yourself"
+        )
+    return real
+
+
+def _read(path: Path, root: Path) -> str | None:
+    target = _target(path, root)
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_regular(str(target), "", _MAX_BYTES)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
+    except UnsafeFile as error:
+        raise ClientError(f"{path} is not a regular file ({error}); init edits regular files only") from None
+    except OSError as error:
+        raise ClientError(f"cannot read {path} ({error.strerror or error})") from None
+    if len(data) > _MAX_BYTES:
+        raise ClientError(f"{path} is larger than {_MAX_BYTES} bytes; init edits small configuration files only")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise ClientError(f"cannot read {path} ({error})") from None
 
 
@@ -209,18 +238,20 @@ def diff(change: Change, shown: str) -> str:
 
 
 def write(changes: list[Change], stop_at: Path) -> None:
-    """Write (or delete) each changed file atomically; folders left empty are removed up to ``stop_at``."""
+    """Write (or delete) each changed file atomically, where it really is (a link inside the workspace, as
+    ``CLAUDE.md`` -> ``AGENTS.md``, keeps pointing at the file it names); folders left empty are removed up to
+    ``stop_at`` (the workspace). Never through a link out of the workspace (``plan`` refused it)."""
     for change in changes:
         if not change.changed:
             continue
+        target = _target(change.path, stop_at)
         if change.after is None:
-            change.path.unlink(missing_ok=True)
+            target.unlink(missing_ok=True)
             _remove_empty_parents(change.path.parent, stop_at)
             continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = change.path.with_name(f".{change.path.name}.agentty-{os.getpid()}")
-        temporary.write_text(change.after, encoding="utf-8")
-        os.replace(temporary, change.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _target(change.path, stop_at)  # the folders made are checked again: nothing swapped in meanwhile
+        write_private(target, change.after.encode("utf-8"))
 
 
 def _remove_empty_parents(folder: Path, stop_at: Path) -> None:

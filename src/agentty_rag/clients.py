@@ -20,6 +20,7 @@ from typing import Literal
 
 from agentty_rag import jsonc
 from agentty_rag.errors import ClientError
+from agentty_rag.fsguard import read_regular
 
 SERVER_NAME = "agentty-rag"
 CLIENTS = ("claude-code", "codex", "cursor", "vscode", "gemini", "windsurf", "opencode")
@@ -125,7 +126,8 @@ def _opencode_file(root: Path) -> Path:
 def _opencode_keys(path: Path) -> tuple[str, ...]:
     """``mcp`` (the V1 shape, which V2 still reads), or ``mcp.servers`` when the file already uses V2's."""
     try:
-        servers = jsonc.get(path.read_text(encoding="utf-8"), ("mcp", "servers"))
+        text = read_regular(str(path), "", 4 << 20).decode("utf-8", "replace")  # never blocks on a FIFO
+        servers = jsonc.get(text, ("mcp", "servers"))
     except (OSError, jsonc.JsoncError):
         return ("mcp",)
     return ("mcp", "servers") if isinstance(servers, dict) and "type" not in servers else ("mcp",)

@@ -77,6 +77,11 @@ _SYSTEM_TREES = (
 _WINDOWS_SYSTEM_TREES = ("Windows", "Program Files", "Program Files (x86)", "ProgramData")
 
 
+# What an empty ``--root ""`` is given as (a hook's ``$CLAUDE_PROJECT_DIR`` that is not set): never a folder,
+# where ``Path("")`` would be the current one.
+EMPTY_ROOT = Path("\0(empty)")
+
+
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
@@ -218,4 +223,4 @@ def path_of_uri(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-__all__ = ["MARKERS", "Located", "from_roots", "locate", "path_of_uri", "refusal", "walk_up"]
+__all__ = ["EMPTY_ROOT", "MARKERS", "Located", "from_roots", "locate", "path_of_uri", "refusal", "walk_up"]

@@ -9,6 +9,7 @@ AgenttyRagError                  every error agentty-rag defines
 │   ├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
 │   ├── IndexBusy                another process holds the index lock past the timeout
 │   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
+│   ├── IndexFull                the disk is full: the update is not written, the committed index answers
 │   ├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
 │   └── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
 │                                lives in memory for the process
@@ -51,6 +52,10 @@ class IndexBusy(AgenttyError):
 
 class IndexCorrupt(AgenttyError):
     """An index file is unreadable, truncated or from an incompatible version."""
+
+
+class IndexFull(AgenttyError):
+    """The disk holding the index is full: the update was rolled back; the last committed index answers."""
 
 
 class IndexNotBuilt(AgenttyError):
@@ -128,6 +133,7 @@ __all__ = [
     "EmbeddingError",
     "IndexBusy",
     "IndexCorrupt",
+    "IndexFull",
     "IndexNotBuilt",
     "IndexUnwritable",
     "JsoncError",

@@ -19,6 +19,7 @@ read is treated as empty, and nothing here ever stops a search or a tool call.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from agentty_rag.fsguard import open_private, write_private
 from agentty_rag.state_dir import make as make_state_dir
+from agentty_rag.state_files import read_json, write_json
 
 RECENT_FILE = "rag_recent.json"
 FEEDBACK_FILE = "rag_feedback.tsv"
@@ -124,14 +126,6 @@ def opened_file(data: bytes) -> OpenedFile | str:
 # -- recent results ------------------------------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> object:
-    try:
-        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:
-            return json.loads(handle.read(1 << 20).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-
-
 def _search_of(item: object) -> RecentSearch | None:
     if not isinstance(item, dict):
         return None
@@ -144,7 +138,7 @@ def _search_of(item: object) -> RecentSearch | None:
 
 def recent(state_dir: Path, now: float) -> list[RecentSearch]:
     """The remembered searches still young enough to be judged, oldest first."""
-    data = _read_json(state_dir / RECENT_FILE)
+    data, _ = read_json(state_dir / RECENT_FILE)
     items = data.get("searches") if isinstance(data, dict) else None
     searches = [s for s in map(_search_of, items if isinstance(items, list) else []) if s is not None]
     return [s for s in searches if 0 <= now - s.at < RECENT_TTL_S]
@@ -163,8 +157,7 @@ def remember(state_dir: Path, search: RecentSearch) -> None:
         ]
     }
     try:
-        make_state_dir(state_dir)
-        write_private(state_dir / RECENT_FILE, json.dumps(data, indent=1).encode("utf-8"))
+        write_json(state_dir / RECENT_FILE, data)
     except OSError:
         pass  # learning is best effort: a search never fails for it
 
@@ -199,9 +192,13 @@ def _row(line: str) -> Row | None:
     if len(fields) != 6:
         return None
     try:
-        return Row(float(fields[0]), float(fields[1]), fields[2], fields[3], int(fields[4]), fields[5])
+        row = Row(float(fields[0]), float(fields[1]), fields[2], fields[3], int(fields[4]), fields[5])
     except ValueError:
         return None
+    # A forged or damaged time (nan, inf) is left out: the prior is computed from the day a file was opened.
+    if not (math.isfinite(row.opened_at) and math.isfinite(row.searched_at)):
+        return None
+    return row
 
 
 def read_rows(state_dir: Path) -> tuple[Row, ...]:

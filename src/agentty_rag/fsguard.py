@@ -8,7 +8,8 @@ every file agentty-rag writes under ``.agentty/`` is opened with ``open_private`
 * a read opens without following a final link (a link is resolved and admitted only when its target lies
   inside the allowed folder), without blocking (a FIFO opens at once), then checks what was opened: a
   regular file whose real path lies inside the allowed folder;
-* a write never follows a link at all and refuses anything that is not a regular file.
+* a write never follows a link at all and refuses anything that is not a regular file, or a file with
+  another name (a hard link: writing it in place would change a file elsewhere).
 """
 
 from __future__ import annotations
@@ -94,12 +95,16 @@ def read_regular(path: str, boundary: str, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def refuse_link(path: Path) -> None:
-    """Raise ``UnsafeFile`` when ``path`` exists as anything but a regular file (a link above all)."""
+def refuse_link(path: Path, writing: bool = True) -> None:
+    """Raise ``UnsafeFile`` when ``path`` exists as anything but a regular file (a symbolic link above all)
+    or, for a file to be written in place, one with another name (a hard link)."""
     try:
-        mode = os.lstat(path).st_mode
+        st = os.lstat(path)
     except FileNotFoundError:
         return
+    mode = st.st_mode
+    if writing and stat.S_ISREG(mode) and st.st_nlink > 1:
+        raise UnsafeFile(_hard_link(path, st.st_nlink))
     if stat.S_ISLNK(mode):
         raise UnsafeFile(f"{path} is a symbolic link; agentty-rag never writes through a link — remove it")
     if not stat.S_ISREG(mode):
@@ -108,14 +113,15 @@ def refuse_link(path: Path) -> None:
 
 
 def open_private(path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` for a file agentty-rag writes: never through a link, only a regular file.
+    """``os.open`` for a file agentty-rag writes: never through a link, only a regular file, and opened for
+    writing only when it has no other name (a hard link, which arrives through an archive, not git).
 
     Raises:
-        UnsafeFile: ``path`` is a link, a folder or another non-regular file.
+        UnsafeFile: ``path`` is a link, a folder or another non-regular file, or a hard link to be written.
         OSError: it cannot be opened (no permission, read-only file system).
     """
     if not _NOFOLLOW:  # no flag to refuse a final link: look first
-        refuse_link(path)
+        refuse_link(path, writing=bool(flags & (os.O_WRONLY | os.O_RDWR)))
     try:
         fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _COMMON, mode)
     except IsADirectoryError:
@@ -125,12 +131,23 @@ def open_private(path: Path, flags: int, mode: int = 0o644) -> int:
         if error.errno in _LINK_ERRNOS:
             refuse_link(path)
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         refuse_link(path)
         raise UnsafeFile(f"{path} is not a regular file")
+    if flags & (os.O_WRONLY | os.O_RDWR) and st.st_nlink > 1:
+        os.close(fd)
+        raise UnsafeFile(_hard_link(path, st.st_nlink))
     _blocking(fd)
     return fd
+
+
+def _hard_link(path: Path, names: int) -> str:
+    return (
+        f"{path} is a hard link ({names} names): its other name may lie outside the workspace, and agentty-rag "
+        "never writes such a file in place — remove it"
+    )
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -15,7 +15,6 @@ it.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -37,6 +36,7 @@ from agentty_rag.retrieve.fusion import HYBRID
 from agentty_rag.retrieve.legs import Probe, Verdict, decide, probe_ranks
 from agentty_rag.retrieve.pipeline import Plan
 from agentty_rag.retrieve.stages import fuse, rerank, stitch
+from agentty_rag.state_files import read_json, write_json
 from agentty_rag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ STALE_SHARE = 0.25
 _GATHER = 3 * PROBE_LIMIT
 _MIN_WORDS = 4
 _MAX_FILE_BYTES = 1 << 20
+# A verdict holds a few hundred (slot, hash) pairs: a few kB.
+_VERDICT_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -70,25 +72,28 @@ def verdict_path(index: CorpusIndex) -> Path:
 
 
 def load(path: Path) -> Stored | None:
-    """The stored verdict (None when there is none, or it cannot be read: it is made again)."""
+    """The stored verdict (None when there is none, or it cannot be read: it is made again). Read as every
+    state file is (``state_files``): never through a link, a FIFO or a device, bounded, any JSON."""
+    data, _ = read_json(path, _VERDICT_MAX_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("version") != VERSION:
+        if not isinstance(data, dict) or data.get("version") != VERSION:
             return None
         verdict = Verdict(**data["verdict"])
         held = tuple((int(slot), str(digest)) for slot, digest in data["held"])
         stored = Stored(verdict, str(data["profile"]), str(data["fusion"]), int(data["chunks"]), held)
         return replace(stored, seconds=float(data.get("seconds", 0.0)))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
 def save(path: Path, stored: Stored) -> None:
-    """Write the verdict atomically (a reader sees the old one or the new one)."""
-    record = {"version": VERSION, **asdict(stored)}
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    os.replace(temporary, path)
+    """Write the verdict atomically (a reader sees the old one or the new one), never through a link, into
+    a ``.agentty/`` that stays inside the workspace.
+
+    Raises:
+        OSError: it cannot be kept there (``UnsafeFile`` for a link or a folder that links out).
+    """
+    write_json(path, {"version": VERSION, **asdict(stored)})
 
 
 def stale_reason(stored: Stored, index: CorpusIndex, profile: str, fusion: str) -> str:

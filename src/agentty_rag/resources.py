@@ -1,8 +1,9 @@
 """A workspace's MCP resources (``AGENTTY_RAG_MCP=1``): the servers started at first use, and what searches
 say about them.
 
-Nothing starts while the setting is off, nor before a search that reads MCP resources (or ``status``, or the
-server's warm-up) asks: a search of code, ``index`` and the proactive hook never start a server. The hub
+Nothing starts while the setting is off, nor before a search that reads MCP resources (or the server's
+warm-up) asks: a search of code, ``index``, ``status`` and the proactive hook never start a server. Only the
+servers the user approved are ever started (``mcp_resources.approval``); the others are told once. The hub
 lives until the workspace is closed, that is for the life of ``serve`` or of one CLI command. A failed server
 is told once in the notes under a result's header (again only if it fails otherwise, or after it recovered), a
 server still starting every time.
@@ -14,9 +15,10 @@ import threading
 from pathlib import Path
 
 from agentty_rag.config import Settings
+from agentty_rag.mcp_resources.approval import Approvals
 from agentty_rag.mcp_resources.hub import ResourceHub
 from agentty_rag.mcp_resources.model import ReaderOptions, Snapshot
-from agentty_rag.mcp_resources.servers import configured_servers
+from agentty_rag.mcp_resources.servers import ServerList, configured_servers
 
 
 class WorkspaceResources:
@@ -38,15 +40,25 @@ class WorkspaceResources:
         self._told: dict[str, str] = {}  # server -> the failure last told
         self._told_problems = False
 
+    def configured(self) -> ServerList:
+        """The configured servers, the approved ones apart from the rest (nothing is started)."""
+        s = self._settings
+        approvals = Approvals(self._root, s.mcp_approved, s.home, s.claude_config_dir, s.codex_home)
+        return configured_servers(self._root, s.mcp_servers_file, home=s.home, approvals=approvals)
+
     def start(self) -> ResourceHub | None:
-        """Start reading the servers (once); None while the setting is off."""
+        """Start reading the approved servers (once); None while the setting is off."""
         if not self.enabled:
             return None
         with self._guard:
             if self._hub is None:
-                servers = configured_servers(self._root, self._settings.mcp_servers_file, home=self._settings.home)
-                self._hub = ResourceHub(servers, ReaderOptions.from_settings(self._settings)).start()
+                self._hub = ResourceHub(self.configured(), ReaderOptions.from_settings(self._settings)).start()
             return self._hub
+
+    @property
+    def hub(self) -> ResourceHub | None:
+        """The hub, when a search started it (``status`` starts none)."""
+        return self._hub
 
     def snapshot(self) -> Snapshot:
         """The resources now, once every server's first load has ended (or the wait is over)."""
@@ -65,6 +77,10 @@ class WorkspaceResources:
             if not self._told_problems:
                 self._told_problems = True
                 notes += [f"MCP configuration: {problem}" for problem in snapshot.problems]
+                notes += [
+                    f"MCP server {u.name} ({u.origin}) is not approved, so not started: {u.how}"
+                    for u in hub.servers.unapproved
+                ]
             for server in snapshot.servers:
                 if server.state == "ready":
                     self._told.pop(server.name, None)

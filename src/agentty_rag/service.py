@@ -22,7 +22,7 @@ from agentty_rag import feedback
 from agentty_rag.budget import BudgetConfig
 from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
-from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexNotBuilt
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.outcome import Outcome, answer
@@ -182,6 +182,9 @@ class Workspace:
         except IndexBusy as error:
             # Another process holds the update lock: answer from the last committed index, and say so.
             return (f"{error}; these results may miss the newest edits",)
+        except IndexFull as error:
+            # The update was rolled back: the committed index answers, and the next search tries again.
+            return (f"{error}; answering from the last committed index, which may miss the newest edits",)
         return ()
 
     def _search(self, index: CorpusIndex, query: str, k: int, filters: Filters, vector: Any) -> Retrieved | None:

@@ -8,13 +8,11 @@ that cannot be read is reported and treated as empty; it never stops a turn.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import time
 from pathlib import Path
 
-from agentty_rag.fsguard import open_private, write_private
-from agentty_rag.state_dir import make as make_state_dir
+from agentty_rag.state_files import read_json as _read_json
+from agentty_rag.state_files import write_json as _write_json
 
 MODES = ("on", "first-turn", "off")
 SETTINGS_FILE = "settings.json"
@@ -22,23 +20,6 @@ SESSIONS_FILE = "sessions.json"
 # Sessions grounded longer ago than this are forgotten, and at most this many are kept.
 SESSION_TTL_S = 7 * 24 * 3600
 MAX_SESSIONS = 2000
-
-
-def _write_json(path: Path, data: object) -> None:
-    make_state_dir(path.parent)
-    write_private(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-
-
-def _read_json(path: Path) -> tuple[object, str]:
-    """(data, problem): data is None when the file is missing or unreadable (then problem says why); a link
-    is never followed."""
-    try:
-        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:
-            return json.loads(handle.read(1 << 20).decode("utf-8")), ""
-    except FileNotFoundError:
-        return None, ""
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        return None, f"{path} is unreadable ({error}); treating it as empty"
 
 
 def read_mode(state_dir: Path) -> tuple[str, str]:

@@ -149,31 +149,60 @@ def generation(settings: Settings) -> str:
 
 
 def mcp_resources(workspace: Workspace) -> McpResources:
-    """The configured MCP servers and their resources: started, and waited for, when the setting is on."""
+    """The configured MCP servers: approved or not (with how to approve), and, once a search started them,
+    how each is doing. ``status`` itself never starts a server."""
     if not workspace.resources.enabled:
         return McpResources()
-    index = workspace.index("mcp")
-    index.refresh()  # in memory: nothing is written
-    snapshot = workspace.resources.snapshot()
-    servers = tuple(
-        McpServer(
-            s.name,
-            s.origin,
-            s.target,
-            s.state,
-            s.listed,
-            s.read,
-            dict(s.skipped),
-            s.capped,
-            s.error,
-            s.failures,
-            s.freshness,
-        )
-        for s in snapshot.servers
-    )
-    hub = workspace.resources.start()
-    files = hub.servers.files if hub is not None else ()
-    return McpResources(True, files, snapshot.problems, servers, index.n_chunks)
+    hub = workspace.resources.hub
+    configured = hub.servers if hub is not None else workspace.resources.configured()
+    why = dict(configured.approved)
+    servers: list[McpServer] = []
+    chunks = 0
+    if hub is not None:
+        index = workspace.index("mcp")
+        index.refresh()  # in memory: nothing is written
+        chunks = index.n_chunks
+        snapshot = hub.snapshot()
+        servers += [
+            McpServer(
+                s.name,
+                s.origin,
+                s.target,
+                s.state,
+                s.listed,
+                s.read,
+                dict(s.skipped),
+                s.capped,
+                s.error,
+                s.failures,
+                s.freshness,
+                why.get(s.name, ""),
+                s.capped_by,
+            )
+            for s in snapshot.servers
+        ]
+    else:
+        servers += [
+            McpServer(
+                spec.name,
+                spec.origin,
+                spec.target,
+                "not started",
+                0,
+                0,
+                {},
+                False,
+                f"{why.get(spec.name, 'approved')}; status starts no server, search_docs does",
+                0,
+                "",
+                why.get(spec.name, ""),
+            )
+            for spec in configured.servers
+        ]
+    servers += [
+        McpServer(u.name, u.origin, "", "not approved", 0, 0, {}, False, u.how, 0, "") for u in configured.unapproved
+    ]
+    return McpResources(True, configured.files, configured.problems, tuple(servers), chunks)
 
 
 def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:

@@ -158,8 +158,10 @@ class Dense:
 class McpServer:
     """One configured MCP server whose resources ``search_docs`` reads, and how it is doing.
 
-    ``state`` is ``starting``, ``ready`` or ``failed`` (``error`` says why); ``read`` counts the text resources
-    held, ``skipped`` the listed ones left out by reason, ``capped`` a listing cut at the cap.
+    ``state`` is ``starting``, ``ready`` or ``failed`` (``error`` says why), ``not started`` (approved, but
+    ``status`` starts no server) or ``not approved`` (never started; ``error`` says how to approve it);
+    ``read`` counts the text resources held, ``skipped`` the listed ones left out by reason, ``capped`` a
+    listing cut at a cap; ``approval`` says what approved it.
     """
 
     name: str
@@ -173,6 +175,8 @@ class McpServer:
     error: str
     failures: int
     freshness: str
+    approval: str = ""
+    capped_by: str = ""  # what cut its listing: the resource cap, the page cap, the listing's time budget
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ is the first line it prints). What it serves is chosen by flags:
 - ``--hang``: never speaks MCP at all (sleeps with stdin unread; ``--pid-file PATH`` says which process it is);
 - ``--crash``: writes a reason to stderr and exits with status 3 before the handshake;
 - ``--env``: ``env://variables`` shows the variables it was started with (``AGENTTY*``, ``TEAM``, ``PATH``);
-- ``--no-subscribe``: no subscriptions and no change notifications (a reader must re-list on its own).
+- ``--no-subscribe``: no subscriptions and no change notifications (a reader must re-list on its own);
+- ``--endless``: a listing that never ends: every page holds the same note and a new cursor.
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def build(state: State) -> Server[Any]:
     args = state.args
 
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        if args.endless:
+            page_number = int(params.cursor) if params is not None and params.cursor else 0
+            state.texts["note://endless"] = ("text/markdown", "# Endless\n\nThe endless listing's one note.\n")
+            endless = types.Resource(uri="note://endless", name="endless", mime_type="text/markdown")
+            return types.ListResourcesResult(resources=[endless], next_cursor=str(page_number + 1))
         uris = sorted(state.texts)
         start = int(params.cursor) if params is not None and params.cursor else 0
         size = args.page_size or len(uris) or 1
@@ -179,6 +185,7 @@ def main() -> None:
     parser.add_argument("--hang-read", default="")
     parser.add_argument("--no-subscribe", action="store_true")
     parser.add_argument("--env", action="store_true")
+    parser.add_argument("--endless", action="store_true")
     args = parser.parse_args()
     server = build(State(args))
     if args.http:

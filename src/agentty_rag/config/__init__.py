@@ -54,6 +54,10 @@ class Settings(
     """
 
     home: Path | None = None
+    # Where Claude Code and Codex keep the user's settings (their own variables; None: under the home folder):
+    # read for the approvals of a project's MCP servers.
+    claude_config_dir: Path | None = None
+    codex_home: Path | None = None
     # The user asked for the dense leg (any of ``DENSE_CONFIGURED_BY`` set): when it is unavailable, results
     # say why; otherwise its absence is not news.
     dense_configured: bool = False
@@ -87,6 +91,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values[var.attr] = parse_variable(var, raw, warnings)
     home_raw = env.get("HOME") or env.get("USERPROFILE")
     values["home"] = Path(home_raw) if home_raw else None
+    for attr, name in (("claude_config_dir", "CLAUDE_CONFIG_DIR"), ("codex_home", "CODEX_HOME")):
+        raw = env.get(name, "").strip()
+        values[attr] = Path(raw).expanduser() if raw else None
     values["dense_configured"] = any(name in env for name in DENSE_CONFIGURED_BY)
     values["weights_configured"] = any(name in env for name in WEIGHTS_SET_BY)
     unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)

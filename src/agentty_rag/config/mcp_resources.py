@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentty_rag.config.variables import flag, folder, integer
+from agentty_rag.config.variables import flag, folder, integer, names
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -22,7 +22,13 @@ class McpSettings:
         "AGENTTY_RAG_MCP",
         False,
         "search_docs also searches the resources of the MCP servers the workspace's agent is configured with "
-        "(`.mcp.json`, `.cursor/mcp.json`, `.codex/config.toml`); this process starts those servers.",
+        "(`.mcp.json`, `.cursor/mcp.json`, `.codex/config.toml`); this process starts those of them the user "
+        "approved (in Claude Code or Codex, or by name below).",
+    )
+    mcp_approved: tuple[str, ...] | None = names(
+        "AGENTTY_RAG_MCP_APPROVED",
+        "Servers of the project's files to start without a client's approval, by name (`*`: every one not "
+        "disabled). A server Claude Code's settings disable is never started.",
     )
     mcp_servers_file: Path | None = folder(
         "AGENTTY_RAG_MCP_SERVERS",

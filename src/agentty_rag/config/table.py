@@ -9,7 +9,7 @@ from __future__ import annotations
 from agentty_rag.config.stages import GROUPS
 from agentty_rag.config.variables import Variable, declared, describe_default, fmt
 
-_TYPE_SHOWN = {"sources": "list"}  # the page's name for a kind, where it differs
+_TYPE_SHOWN = {"sources": "list", "names": "list"}  # the page's name for a kind, where it differs
 
 
 def _range(var: Variable) -> str:

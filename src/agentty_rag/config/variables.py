@@ -9,13 +9,14 @@ clamp and a one-line description, and returns a dataclass field whose metadata h
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from agentty_rag.errors import MalformedValue
 
-Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice", "sources"]
+Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice", "sources", "names"]
 T = TypeVar("T")
 _KEY = "agentty_variable"
 _TRUE = {"1", "true", "yes", "on"}
@@ -81,6 +82,11 @@ def choice(name: str, default: str, doc: str, *, choices: tuple[str, ...]) -> st
 def source_list(name: str, default: tuple[str, ...], doc: str, *, choices: tuple[str, ...]) -> tuple[str, ...]:
     """A comma-separated list of source names, each one of ``choices``, repeats dropped."""
     return _declare(name, "sources", default, doc, choices=choices)
+
+
+def names(name: str, doc: str) -> tuple[str, ...] | None:
+    """Comma-separated names (spaces around them dropped, repeats too); unset means none."""
+    return _declare(name, "names", None, doc)
 
 
 def declared(group: type) -> tuple[Variable, ...]:
@@ -165,6 +171,16 @@ def _parse_paths(var: Variable, text: str, warnings: list[str]) -> object:
     return tuple(Path(p.strip()).expanduser() for p in parts) if parts else var.default
 
 
+_NAME = re.compile(r"[\w.@-]+|\*")
+
+
+def _parse_names(var: Variable, text: str, warnings: list[str]) -> object:
+    found = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not all(_NAME.fullmatch(name) for name in found):
+        raise MalformedValue("comma-separated names (letters, digits, '.', '_', '-', '@'), or *")
+    return found or var.default
+
+
 def _parse_str(var: Variable, text: str, warnings: list[str]) -> object:
     return text if text else var.default
 
@@ -178,6 +194,7 @@ _PARSERS = {
     "path": _parse_path,
     "paths": _parse_paths,
     "str": _parse_str,
+    "names": _parse_names,
 }
 
 
@@ -201,6 +218,7 @@ __all__ = [
     "folder",
     "folders",
     "integer",
+    "names",
     "number",
     "parse_variable",
     "source_list",

@@ -1,7 +1,8 @@
 """One SQLite connection, shared by the threads of a process, and what its errors mean.
 
-Every SQLite error is classified once, here: busy (try again), cannot be written here (``IndexUnwritable``:
-keep the index in memory), or corrupt (``IndexCorrupt``: rebuild). Callers never see ``sqlite3``. Values
+Every SQLite error is classified once, here: busy (try again), a full disk (``IndexFull``: the committed
+index answers), cannot be written here (``IndexUnwritable``: keep the index in memory), or corrupt
+(``IndexCorrupt``: rebuild). Callers never see ``sqlite3``. Values
 that SQLite could hand back damaged without an error carry a ``checksum``.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import xxhash
 
-from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexUnwritable
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile, refuse_link
 
 # What a damaged database can raise: SQLite's errors, and a decoding error when its message quotes bad bytes.
@@ -60,10 +61,36 @@ class Database:
 
     @staticmethod
     def delete_files(path: Path) -> None:
-        """Remove a database and its write-ahead log files (for a rebuild after corruption)."""
+        """Remove a database and its write-ahead log files: only one no process can open (SQLite refuses
+        it), or one no other process uses (``empty_in_place`` otherwise)."""
         for suffix in SIDECARS:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{path}{suffix}")
+
+    @staticmethod
+    def empty_in_place(path: Path, busy_timeout_s: float) -> None:
+        """Replace a database's content with an empty database's, through SQLite (its backup API, under its
+        locks): another process with the file open sees the change at its next read, where a file deleted
+        under it would stay its own, out of date for good (SQLite's "How To Corrupt" warns against it).
+
+        Raises:
+            IndexCorrupt: SQLite cannot open the file at all (no process can read it either).
+            IndexUnwritable: it cannot be written.
+        """
+        refuse_links(path)
+        try:
+            empty = sqlite3.connect(":memory:")
+            target = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
+        except ERRORS as error:
+            raise classify(error, path.name) from error
+        try:
+            empty.backup(target)
+        except ERRORS as error:
+            raise classify(error, path.name) from error
+        finally:
+            with contextlib.suppress(*ERRORS):
+                target.close()
+                empty.close()
 
     def run(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """One statement's rows; a SQLite error becomes the ``AgenttyError`` it stands for."""
@@ -88,6 +115,20 @@ class Database:
                 batch = [*before, *keys[i : i + _BATCH]]
                 marks = ",".join("?" * (len(batch) - len(before)))
                 yield from self.run(sql.format(marks=marks), batch)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees one committed state of the database: one read transaction (in WAL mode,
+        a commit of another process in between is not seen), or the write transaction already open."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            self.run("BEGIN")
+            try:
+                yield
+            finally:
+                self._rollback()  # a read transaction: nothing to keep
 
     @contextlib.contextmanager
     def serialized(self) -> Iterator[None]:
@@ -128,16 +169,31 @@ def refuse_links(path: Path) -> None:
             raise IndexUnwritable(str(error)) from None
 
 
+# SQLite's primary result codes (the low byte of an extended code) that are not damage.
+_BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_FULL = 13  # SQLITE_FULL
+_UNWRITABLE = frozenset({3, 8, 10, 14})  # SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
+
+
 def classify(error: sqlite3.Error | UnicodeDecodeError, name: str) -> AgenttyError:
-    """What a SQLite error means for the index: busy (try again), cannot be written here (keep the index in
-    memory), or corrupt (rebuild). Busy and unwritable are never corruption: rebuilding would not help and
-    would throw a good index away."""
+    """What a SQLite error means for the index: busy (try again), a full disk (answer from the committed
+    index), cannot be written here (keep the index in memory), or corrupt (rebuild). Busy, full and
+    unwritable are never corruption: rebuilding would not help and would throw a good index away.
+
+    Judged by SQLite's result code: a damaged schema's message can hold any word ("near FULL: syntax
+    error"); by the message only for an error that carries no code."""
     if isinstance(error, UnicodeDecodeError):  # SQLite's own message quoted damaged bytes
         return IndexCorrupt(f"{name} is not a readable index (a damaged schema)")
+    code = getattr(error, "sqlite_errorcode", None)
     text = str(error).lower()
-    if "locked" in text or "busy" in text:
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in _BUSY or (primary is None and ("locked" in text or "busy" in text)):
         return IndexBusy(f"{name} is busy ({error}); try again")
-    if any(word in text for word in ("readonly", "read-only", "unable to open", "disk i/o", "full", "permission")):
+    if primary == _FULL or (primary is None and "disk is full" in text):
+        return IndexFull(f"{name} cannot take the update: the disk is full ({error})")
+    if primary in _UNWRITABLE or (
+        primary is None and any(w in text for w in ("readonly", "read-only", "unable to open", "disk i/o"))
+    ):
         return IndexUnwritable(f"{name} cannot be written ({error})")
     return IndexCorrupt(f"{name} is not a readable index ({error})")
 

@@ -12,6 +12,8 @@ graph in memory for the process, and an index kept in memory never writes one.
 from __future__ import annotations
 
 import json
+import math
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -19,12 +21,14 @@ from pathlib import Path
 
 import xxhash
 
-from agentty_rag.fsguard import UnsafeFile, check_state_dir, refuse_link, write_private
+from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, write_private
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.graph import GRAPH_VERSION, Graph, build
 from agentty_rag.index.views import FileGroups
 
 _KEPT = 4  # graphs kept in memory (one per index a process searches)
+# A graph file read whole: past this it is rebuilt (a graph of the size cap's passages is tens of MB).
+_MAX_BYTES = 256 << 20
 _LOCK = threading.Lock()
 _CACHE: OrderedDict[tuple[str, int], tuple[FileGroups, Graph]] = OrderedDict()
 
@@ -118,12 +122,14 @@ def read(path: Path) -> tuple[Graph | None, str]:
     """The stored graph (None when there is none or it cannot be used), and what was wrong with it."""
     try:
         check_state_dir(path.parent)
-        refuse_link(path)
-        data = path.read_bytes()
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:  # never a link, a FIFO or a device
+            data = handle.read(_MAX_BYTES + 1)
     except FileNotFoundError:
         return None, ""
-    except (OSError, UnsafeFile) as error:
+    except OSError as error:
         return None, f"the stored graph could not be read: {error}"
+    if len(data) > _MAX_BYTES:
+        return None, f"the stored graph is larger than {_MAX_BYTES} bytes"
     digest, _, text = data.partition(b"\n")
     if digest.decode("ascii", "replace") != xxhash.xxh3_64_hexdigest(text):
         return None, "the stored graph was damaged"
@@ -138,8 +144,12 @@ def read(path: Path) -> tuple[Graph | None, str]:
             {str(ref): int(n) for ref, n in body["community"].items()},
             float(body["seconds"]),
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         return None, f"the stored graph was damaged ({type(error).__name__})"
+    weights = [w for found in graph.links.values() for _, _, w in found]
+    weights += [w for found in graph.similar.values() for _, w in found]
+    if not all(math.isfinite(w) for w in weights):
+        return None, "the stored graph was damaged (a weight that is not a number)"
     return graph, ""
 
 

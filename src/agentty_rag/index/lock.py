@@ -14,15 +14,19 @@ refused with a message that says so.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentty_rag.errors import IndexBusy, IndexUnwritable
+from agentty_rag.errors import IndexBusy, IndexFull, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile, open_private
 
 _POLL_SECONDS = 0.05
+# "No space left on device" and "disk quota exceeded": the disk is full for this process.
+FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 
 
 def _open_lock(path: Path, flags: int) -> int:
@@ -35,14 +39,40 @@ def _open_lock(path: Path, flags: int) -> int:
         raise IndexUnwritable(f"the lock file {path} cannot be opened ({error.strerror})") from None
 
 
+# The lock files this thread holds, and how deeply: taking one again inside (recovering from damage met
+# during an update) must not wait for itself.
+_held = threading.local()
+
+
 @contextlib.contextmanager
 def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if missing) or raise ``IndexBusy`` after ``timeout_s``.
+    A thread that holds it already holds it again at once.
 
     Raises:
         IndexBusy: another process held it for longer than ``timeout_s``.
-        IndexUnwritable: the lock file cannot be used (a link, a folder, no permission).
+        IndexUnwritable: the lock file cannot be used (a link, a folder, no permission, a hard link).
+        IndexFull: the disk is full (the process id cannot be written).
     """
+    depth: dict[str, int] = _held.__dict__.setdefault("depth", {})
+    key = os.path.abspath(path)
+    if depth.get(key):
+        depth[key] += 1
+        try:
+            yield
+        finally:
+            depth[key] -= 1
+        return
+    with _locked(path, timeout_s):
+        depth[key] = 1
+        try:
+            yield
+        finally:
+            depth.pop(key, None)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, timeout_s: float) -> Iterator[None]:
     from filelock import lock_descriptor, unlock_descriptor  # only a writer needs it: a search starts without
 
     try:
@@ -59,16 +89,32 @@ def exclusive(path: Path, timeout_s: float) -> Iterator[None]:
                     f"waited {timeout_s:.0f} s — try again, or raise AGENTTY_RAG_LOCK_TIMEOUT_MS"
                 )
             time.sleep(_POLL_SECONDS)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        _write_pid(fd, path)
         try:
             yield
         finally:
-            os.ftruncate(fd, 0)  # released by a live process: any transaction it began was committed or rolled back
+            with contextlib.suppress(OSError):  # released by a live process: its transaction ended either way
+                os.ftruncate(fd, 0)
     finally:
         with contextlib.suppress(OSError):
             unlock_descriptor(fd)
         os.close(fd)
+
+
+def _write_pid(fd: int, path: Path) -> None:
+    """Name this process in the lock file (an update that dies half-way leaves it named).
+
+    Raises:
+        IndexFull: the disk is full: no update can be written either, the committed index still answers.
+        IndexUnwritable: it cannot be written for another reason.
+    """
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as error:
+        if error.errno in FULL_ERRNOS:
+            raise IndexFull(f"{path.parent} is on a full disk ({error.strerror}): the index is not updated") from None
+        raise IndexUnwritable(f"the lock file {path} cannot be written ({error.strerror})") from None
 
 
 def held(path: Path) -> bool:
@@ -105,4 +151,4 @@ def unfinished_update(path: Path) -> bool:
     return bool(named) and not held(path)
 
 
-__all__ = ["exclusive", "held", "unfinished_update"]
+__all__ = ["FULL_ERRNOS", "exclusive", "held", "unfinished_update"]

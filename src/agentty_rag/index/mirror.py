@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from agentty_rag.errors import AgenttyError, IndexCorrupt, IndexUnwritable
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.dense import EmbeddingProfile
 from agentty_rag.index.lexical import LexicalIndex
+from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import meta_int, write_manifest
 from agentty_rag.index.notes import Notes
 from agentty_rag.index.sqlite_vectors import SqliteVectors, has_vectors, import_vectors
@@ -48,8 +49,13 @@ class Mirror:
         return self.storage.open()
 
     def reload(self) -> None:
-        """Load the in-memory index from the database (after open, or another process's commit)."""
+        """Load the in-memory index from the database (after open, or another process's commit): every table
+        as of one committed state, read in one transaction (another process may commit meanwhile)."""
         store = self.store()
+        with store.snapshot():
+            self._load(store)
+
+    def _load(self, store: Store) -> None:
         meta = store.meta()
         fields = self.config.field_names
         self.lexical = LexicalIndex(fields)
@@ -85,7 +91,37 @@ class Mirror:
         self.reload()
 
     def recover(self, error: BaseException) -> None:
-        """Throw away a corrupt database and start from an empty one (the next refresh rebuilds it)."""
+        """Throw away a corrupt database and start from an empty one (the next refresh rebuilds it).
+
+        Under the update lock, and only after checking again: damage met while another process committed
+        may be this process's view of two states at once, not damage on disk (the state is then reloaded).
+        The database is emptied in place, never deleted from under another process that has it open."""
+        name = self.config.name
+        if not self.storage.on_disk:
+            self._start_empty(error)
+            return
+        try:
+            with exclusive(self.config.lock_path, self.config.lock_timeout_s):
+                if self._changed_since_loaded():
+                    self.generation = -1
+                    self.sync()
+                    return
+                self._start_empty(error)
+        except IndexBusy:  # another process is updating it: its commit is the next state to read
+            self.notes.note(f"the {name} index looked damaged while another process updated it; reading it again")
+            self.generation = -1
+        except IndexFull as full:
+            self.notes.note(f"the {name} index could not be read ({error}), and not rebuilt: {full}")
+            self.generation = -1
+
+    def _changed_since_loaded(self) -> bool:
+        """Whether another process committed since this one loaded the index."""
+        try:
+            return self.generation >= 0 and self.store().generation() != self.generation
+        except AgenttyError:
+            return False
+
+    def _start_empty(self, error: BaseException) -> None:
         name = self.config.name
         self.notes.note(f"the {name} index could not be read ({error}); rebuilding the {name} index")
         self.storage.discard()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agentty_rag.chunking import ChunkingConfig
-from agentty_rag.errors import IndexCorrupt, IndexNotBuilt, IndexUnwritable
+from agentty_rag.errors import IndexCorrupt, IndexFull, IndexNotBuilt, IndexUnwritable
 from agentty_rag.index.bulk import rebuild
 from agentty_rag.index.definition import Progress
 from agentty_rag.index.freshness import Freshness
@@ -160,12 +160,22 @@ def write(
         tokenizer: counts the terms of a patch's chunks.
         tell: the progress of a rebuild.
         changes: how ``found`` differs from the manifest, when the caller knows (a watcher's paths).
+
+    Raises:
+        IndexFull: the disk filled up: the update was rolled back, and the index is the committed one again.
     """
     try:
         return _write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
     except IndexUnwritable as error:
         mirror.move_to_memory(error)
         return _write(mirror, found, True, build, tokenizer, tell)
+    except IndexFull as error:
+        if not mirror.files:  # nothing committed to answer from: build it in memory
+            mirror.move_to_memory(error)
+            return _write(mirror, found, True, build, tokenizer, tell)
+        mirror.generation = -1  # the update was rolled back: read the committed index again
+        mirror.sync()
+        raise
 
 
 def _writer_lock(mirror: Mirror) -> contextlib.AbstractContextManager[None]:

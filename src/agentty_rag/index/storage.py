@@ -1,19 +1,21 @@
 """Where an index lives: its database under ``.agentty/``, or memory when the files there cannot be used.
 
-A database whose last writer died mid-update is checked before use, and one found corrupt is deleted and
-rebuilt. When the folder or a file in it cannot be used safely (a link out, read-only, a folder in the way),
-the index is kept in memory for the rest of the process, and the next search says so.
+A database whose last writer died mid-update is checked before use, and one found corrupt is emptied in
+place under the update lock (after checking again) and rebuilt. When the folder or a file in it cannot be
+used safely (a link out, read-only, a folder in the way), the index is kept in memory for the rest of the
+process, and the next search says so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 
 from agentty_rag.errors import IndexCorrupt, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile
 from agentty_rag.index.definition import IndexConfig
-from agentty_rag.index.lock import unfinished_update
+from agentty_rag.index.lock import exclusive, unfinished_update
 from agentty_rag.index.manifest import manifest_problem
 from agentty_rag.index.notes import Notes
 from agentty_rag.index.store import Store
@@ -60,20 +62,56 @@ class Storage:
         problem = manifest_problem(config.manifest_path)
         if problem:
             self._notes.note(f"{config.manifest_path.name}: {problem}; rebuilding the {config.name} index")
-            Store.delete_files(config.db_path)
-        died_mid_update = unfinished_update(config.lock_path)
-        store: Store | None = None
+            with exclusive(config.lock_path, config.lock_timeout_s):
+                self._empty()
+        died_mid_update = unfinished_update(config.lock_path)  # read before this process takes the lock
         try:
-            store = Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+            return self._checked(died_mid_update)
+        except IndexCorrupt:
+            with exclusive(config.lock_path, config.lock_timeout_s):
+                try:  # again, under the lock: another process may have rebuilt it meanwhile
+                    return self._checked(died_mid_update)
+                except IndexCorrupt as error:
+                    self._notes.note(f"{error}; rebuilding the {config.name} index")
+                    self._empty()
+            return Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+
+    def _checked(self, died_mid_update: bool) -> Store:
+        """The database opened, and checked whole when its last writer died mid-update."""
+        config = self.config
+        store = Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+        try:
             if died_mid_update:
                 store.quick_check()
-            return store
-        except IndexCorrupt as error:
-            if store is not None:
-                store.close()
-            self._notes.note(f"{error}; rebuilding the {config.name} index")
-            Store.delete_files(config.db_path)
-            return Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+        except IndexCorrupt:
+            store.close()
+            raise
+        return store
+
+    def _empty(self) -> None:
+        """Empty the database file in place (the caller holds the update lock): a process that has it open
+        reads the empty index next and rebuilds it, where a deleted file would stay its own. A file SQLite
+        cannot open or write at all, which no process can be using, is deleted instead.
+
+        Raises:
+            IndexUnwritable: neither can be done (a read-only folder).
+        """
+        path, timeout_s = self.config.db_path, self.config.lock_timeout_s
+        try:
+            Store.empty_in_place(path, timeout_s)
+        except (IndexCorrupt, IndexUnwritable):
+            try:
+                Store.delete_files(path)
+            except OSError as error:
+                raise IndexUnwritable(f"{path} cannot be replaced ({error.strerror})") from None
+        # A generation no earlier state had: a process that loaded one at the same number would take the new
+        # index for the one it holds.
+        store = Store(path, busy_timeout_s=timeout_s)
+        try:
+            with store.immediate():
+                store.set_meta({"generation": str(time.time_ns())})
+        finally:
+            store.close()
 
     def _keep_in_memory(self, error: Exception) -> None:
         """From now on this process keeps the index in memory only: the files under .agentty/ are unusable."""
@@ -87,11 +125,11 @@ class Storage:
         self._keep_in_memory(error)
 
     def discard(self) -> None:
-        """Close the database and delete its files (an index kept in memory never touches the files it
-        refused): the next ``open`` starts an empty one."""
+        """Close the database and empty it (the caller holds the update lock; an index kept in memory never
+        touches the files it refused): the next ``open`` starts an empty one."""
         self.close()
         if self.on_disk:
-            Store.delete_files(self.config.db_path)
+            self._empty()
             with contextlib.suppress(FileNotFoundError):
                 self.config.manifest_path.unlink()
 

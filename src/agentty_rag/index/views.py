@@ -23,7 +23,7 @@ from agentty_rag.index.store import Store
 from agentty_rag.types import Chunk
 
 # Chunk rows kept in memory between searches (a few MB).
-_ROW_CACHE = 8192
+ROW_CACHE = 8192
 _T = TypeVar("_T")
 
 
@@ -56,10 +56,12 @@ class Views:
     Args:
         store: the index database as it is now (opened on first use).
         field_names: the index's fields, in the order of its term blobs.
+        row_cache: chunk rows kept between searches.
     """
 
-    def __init__(self, store: Callable[[], Store], field_names: tuple[str, ...]) -> None:
+    def __init__(self, store: Callable[[], Store], field_names: tuple[str, ...], row_cache: int = ROW_CACHE) -> None:
         self._store = store
+        self._row_cache = row_cache
         self._field_names = field_names
         self._attributes: dict[int, tuple[str, str, str]] | None = None
         self._groups: FileGroups | None = None
@@ -235,11 +237,22 @@ class Views:
         self, lexical: LexicalIndex, generation: int, slots: Sequence[int]
     ) -> dict[int, tuple[Chunk, frozenset[int]]]:
         """Chunks and their term ids, read (and checked) once per index generation: a slot's row never
-        changes until the next commit, and consecutive searches read many of the same candidates."""
+        changes until the next commit, and consecutive searches read many of the same candidates.
+
+        Every row asked for is in the answer, however many: the cache keeps the ``row_cache`` most recently
+        used, and is trimmed only after the answer holds its rows."""
         if self._rows_generation != generation:
             self._rows.clear()
             self._rows_generation = generation
-        missing = [s for s in slots if s not in self._rows]
+        found: dict[int, tuple[Chunk, frozenset[int]]] = {}
+        missing: list[int] = []
+        for slot in slots:
+            row = self._rows.get(slot)
+            if row is None:
+                missing.append(slot)
+            else:
+                self._rows.move_to_end(slot)
+                found[slot] = row
         if missing:
             store = self._store()
             for slot, (chunk, blob) in _all_live(
@@ -247,16 +260,10 @@ class Views:
             ).items():
                 fields = decode_terms(self._field_names, blob)
                 terms = frozenset(int(t) for ids, _ in fields.values() for t in ids.tolist())
-                self._rows[slot] = (chunk, terms)
-            while len(self._rows) > _ROW_CACHE:
-                self._rows.popitem(last=False)
-        found: dict[int, tuple[Chunk, frozenset[int]]] = {}
-        for slot in slots:
-            row = self._rows.get(slot)
-            if row is not None:
-                self._rows.move_to_end(slot)
-                found[slot] = row
-        return found
+                found[slot] = self._rows[slot] = (chunk, terms)
+        while len(self._rows) > self._row_cache:
+            self._rows.popitem(last=False)
+        return {slot: found[slot] for slot in slots if slot in found}
 
     def allowed(
         self, alive: npt.NDArray[np.bool_], key: str, keep: Callable[[str, str, str], bool]
@@ -306,4 +313,4 @@ def _grouped(of_slot: npt.NDArray[np.int32], refs: tuple[str, ...]) -> FileGroup
     return FileGroups(of_slot, refs, slots, starts)
 
 
-__all__ = ["FileGroups", "LexicalScores", "Views", "within"]
+__all__ = ["ROW_CACHE", "FileGroups", "LexicalScores", "Views", "within"]

@@ -13,6 +13,10 @@ from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.sources.docs import doc_format
 
 READS_AT_ONCE = 4
+# A listing stops after this many pages, or after ``LISTING_TIMEOUTS`` call timeouts in all, whatever the
+# server says: a server that hands out a new cursor on every page would be listed for ever.
+MAX_PAGES = 100
+LISTING_TIMEOUTS = 3
 # MIME types read as text besides text/*; a structured suffix (+json, +xml, +yaml) counts as well.
 _TEXT_APPLICATIONS = frozenset(
     {
@@ -90,7 +94,8 @@ class ServerReport:
         listed: resources its listing named (up to the cap).
         read: text resources held now.
         skipped: (reason, count) of the listed resources left out: binary, too large, a failed read.
-        capped: the listing went on past ``max_resources``; the rest was not read.
+        capped: the listing was cut (``capped_by`` says by what); the rest was not read.
+        capped_by: what cut it: the resource cap, the page cap or the listing's time budget.
         error: why it failed ("" when it did not).
         failures: how many times it has failed: each failure is told once.
         freshness: how its resources are kept fresh (notifications, or a re-list every N s).
@@ -109,6 +114,7 @@ class ServerReport:
     failures: int = 0
     freshness: str = ""
     loaded: bool = False
+    capped_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,8 @@ def text_format(mime: str | None, uri: str) -> str:
 
 
 __all__ = [
+    "LISTING_TIMEOUTS",
+    "MAX_PAGES",
     "READS_AT_ONCE",
     "ReaderOptions",
     "Resource",

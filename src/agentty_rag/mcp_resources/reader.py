@@ -2,8 +2,9 @@
 
 A client of the official SDK (``mcp.Client``: the 2026 ``server/discover`` probe, falling back to the
 ``initialize`` handshake). ``resources/list`` is followed page by page up to ``max_resources``; templates are
-not listed. Text resources (``text/*``, JSON, YAML …; an unknown type is read and kept when the server sends
-text) are read a few at a time; binary ones, blobs and those over ``max_bytes`` are skipped and counted.
+not listed; a listing stops after ``MAX_PAGES`` pages or ``LISTING_TIMEOUTS`` call timeouts in all, whatever
+cursor the server hands out. Text resources (``text/*``, JSON, YAML …; an unknown type is read and kept when the
+server sends text) are read a few at a time; binary ones, blobs and those over ``max_bytes`` are skipped and counted.
 
 Freshness: a server that sends change notifications (``notifications/resources/list_changed``;
 ``notifications/resources/updated`` for the resources it was subscribed to, through ``resources/subscribe``
@@ -33,7 +34,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentty_rag.errors import ResourceServerError
 from agentty_rag.mcp_resources.connect import open_client
-from agentty_rag.mcp_resources.model import ReaderOptions, Resource, ServerReport, is_text_type
+from agentty_rag.mcp_resources.model import (
+    LISTING_TIMEOUTS,
+    MAX_PAGES,
+    ReaderOptions,
+    Resource,
+    ServerReport,
+    is_text_type,
+)
 from agentty_rag.mcp_resources.servers import ServerSpec
 from agentty_rag.mcp_resources.stderr import StderrTail, describe
 
@@ -68,7 +76,8 @@ class ServerReader:
         self._protocol = protocol
         self._listed: dict[str, types.Resource] = {}
         self._skipped: dict[str, str] = {}  # uri -> why it was left out
-        self._capped = False  # the listing went on past max_resources
+        self._capped = False  # the listing was cut (``_capped_by`` says by what)
+        self._capped_by = ""
         self._stale_list = False
         self._stale: set[str] = set()
         self._wake = anyio.Event()
@@ -165,11 +174,15 @@ class ServerReader:
         self._publish(state="ready")
 
     async def _list(self, client: Client) -> dict[str, types.Resource]:
+        """The listing, page by page, cut at ``max_resources``, at ``MAX_PAGES`` pages or after
+        ``LISTING_TIMEOUTS`` call timeouts in all (``capped_by`` says which)."""
         found: dict[str, types.Resource] = {}
         cursor: str | None = None
         cursors: set[str] = set()
-        self._capped = False
-        while True:
+        self._capped, self._capped_by = False, ""
+        budget_s = LISTING_TIMEOUTS * self.options.timeout_s
+        deadline = anyio.current_time() + budget_s
+        for _ in range(MAX_PAGES):
             page = await self._call("listing resources", client.list_resources(cursor=cursor))
             if not page.resources:
                 return found
@@ -177,14 +190,22 @@ class ServerReader:
                 if len(found) < self.options.max_resources:
                     found.setdefault(item.uri, item)
                 else:
-                    self._capped = True
+                    self._cap("more than AGENTTY_RAG_MCP_MAX_RESOURCES")
             cursor = page.next_cursor
             if cursor is None or cursor in cursors:
                 return found
             if len(found) >= self.options.max_resources:
-                self._capped = True
+                self._cap("more than AGENTTY_RAG_MCP_MAX_RESOURCES")
+                return found
+            if anyio.current_time() > deadline:
+                self._cap(f"its listing went on past {budget_s:g} s")
                 return found
             cursors.add(cursor)
+        self._cap(f"its listing went on past {MAX_PAGES} pages")
+        return found
+
+    def _cap(self, why: str) -> None:
+        self._capped, self._capped_by = True, why
 
     async def _read_all(self, client: Client, items: list[types.Resource]) -> None:
         limiter = anyio.CapacityLimiter(self.options.reads_at_once)
@@ -315,6 +336,7 @@ class ServerReader:
             read=len(self.resources),
             skipped=tuple(sorted(Counter(self._skipped.values()).items())),
             capped=self._capped,
+            capped_by=self._capped_by,
             **changes,
         )
         if changes.get("state") == "ready":

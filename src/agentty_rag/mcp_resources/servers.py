@@ -2,7 +2,9 @@
 
 The project's ``.mcp.json`` (Claude Code), ``.cursor/mcp.json`` (Cursor) and ``.codex/config.toml`` (Codex),
 in that order; or, when ``AGENTTY_RAG_MCP_SERVERS`` names a file, that file alone (``.mcp.json``'s shape).
-agentty-rag's own entry is left out, and so is a disabled one. A name configured in two files is read once
+agentty-rag's own entry is left out, and so is a disabled one; so is every server the user has not approved
+(``approval``), listed apart with how to approve it. Each file is read bounded, never through a FIFO or a
+device, and a project's files never through a link out of the workspace. A name configured in two files is read once
 (the first file wins), and so is one server configured under two names.
 
 Each file's variables are expanded as its client expands them: ``${VAR}`` and ``${VAR:-default}`` in
@@ -23,7 +25,9 @@ from typing import Any
 
 from agentty_rag.config import environment_without_agentty
 from agentty_rag.errors import JsoncError
+from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.jsonc import parse
+from agentty_rag.mcp_resources.approval import Approvals
 
 # (file relative to the workspace, the client whose syntax it follows)
 PROJECT_FILES: tuple[tuple[str, str], ...] = (
@@ -32,6 +36,7 @@ PROJECT_FILES: tuple[tuple[str, str], ...] = (
     (".codex/config.toml", "codex"),
 )
 OWN_NAME = "agentty-rag"
+_FILE_MAX_BYTES = 1 << 20
 _CLAUDE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _CURSOR_VARIABLE = re.compile(r"\$\{(env:[A-Za-z_][A-Za-z0-9_]*|userHome|workspaceFolder|workspaceFolderBasename|/)\}")
 
@@ -66,12 +71,24 @@ class ServerSpec:
 
 
 @dataclass(frozen=True)
+class Unapproved:
+    """A configured server the user has not approved (never started), and how to approve it."""
+
+    name: str
+    origin: str
+    how: str
+
+
+@dataclass(frozen=True)
 class ServerList:
-    """The servers to read, the files they came from, and the entries left out with their reasons."""
+    """The servers to read (each approved: ``approved`` says by what), the files they came from, the entries
+    left out with their reasons, and the servers not approved with how to approve them."""
 
     servers: tuple[ServerSpec, ...] = ()
     files: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    unapproved: tuple[Unapproved, ...] = ()
+    approved: tuple[tuple[str, str], ...] = ()  # (server, why it may be started)
 
 
 class _Unusable(Exception):
@@ -83,33 +100,44 @@ def configured_servers(
     servers_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
+    approvals: Approvals | None = None,
 ) -> ServerList:
-    """The servers the workspace's agent is configured with (see the module doc).
+    """The servers the workspace's agent is configured with (see the module doc), the approved ones only.
 
     Args:
         root: the workspace root.
-        servers_file: ``AGENTTY_RAG_MCP_SERVERS``: read this file (``.mcp.json``'s shape) instead.
+        servers_file: ``AGENTTY_RAG_MCP_SERVERS``: read this file (``.mcp.json``'s shape) instead; the user
+            named it, which approves its servers.
         environ: the variables expanded into entries (default: this process's, less ``AGENTTY_*``).
         home: the user's home folder (Cursor's ``${userHome}``).
+        approvals: which of the project files' servers the user approved (None: every one, for a caller that
+            starts none); an entry not approved is listed in ``unapproved``, its variables never expanded.
     """
     env = environment_without_agentty() if environ is None else environ
     if servers_file is not None:
         path = servers_file if servers_file.is_absolute() else root / servers_file
-        files = [(path, "claude", str(servers_file))]
+        files = [(path, "claude", str(servers_file), "")]
     else:
-        files = [(root / rel, dialect, rel) for rel, dialect in PROJECT_FILES]
+        real_root = os.path.realpath(root)
+        files = [(root / rel, dialect, rel, real_root) for rel, dialect in PROJECT_FILES]
     servers: list[ServerSpec] = []
     read: list[str] = []
     problems: list[str] = []
-    for path, dialect, shown in files:
+    unapproved: list[Unapproved] = []
+    approved: list[tuple[str, str]] = []
+    for path, dialect, shown, boundary in files:
         try:
-            text = path.read_text(encoding="utf-8")
+            data = read_regular(str(path), boundary, _FILE_MAX_BYTES)  # never a FIFO, nor a link out
+            if len(data) > _FILE_MAX_BYTES:
+                raise UnsafeFile(f"it is larger than {_FILE_MAX_BYTES} bytes")
+            text = data.decode("utf-8")
         except FileNotFoundError:
             if servers_file is not None:
                 problems.append(f"{shown}: no such file (AGENTTY_RAG_MCP_SERVERS)")
             continue
         except (OSError, UnicodeDecodeError) as error:
-            problems.append(f"{shown}: cannot be read ({getattr(error, 'strerror', None) or error})")
+            reason = error if isinstance(error, UnsafeFile) else getattr(error, "strerror", None) or error
+            problems.append(f"{shown}: cannot be read ({reason}); its servers are left out")
             continue
         read.append(shown)
         expand = _expander(dialect, env, root, home)
@@ -119,6 +147,12 @@ def configured_servers(
             problems.append(f"{shown}: {error}; its servers are left out")
             continue
         for name, raw in entries.items():
+            if _off(name, raw):
+                continue
+            decision = approvals.decide(name, dialect, shown) if approvals and servers_file is None else None
+            if decision is not None and not decision.approved:
+                unapproved.append(Unapproved(name, shown, decision.why))
+                continue
             try:
                 spec = _spec(name, raw, shown, expand, root)
             except _Unusable as error:
@@ -126,7 +160,25 @@ def configured_servers(
                 continue
             if spec is not None and not _known(spec, servers):
                 servers.append(spec)
-    return ServerList(tuple(servers), tuple(read), tuple(problems))
+                approved.append((name, decision.why if decision is not None else "named in the servers file"))
+    return ServerList(tuple(servers), tuple(read), tuple(problems), tuple(unapproved), tuple(approved))
+
+
+def _off(name: str, raw: object) -> bool:
+    """An entry that is switched off, or agentty-rag itself: neither started nor listed."""
+    if not isinstance(raw, dict):
+        return False
+    if raw.get("disabled") is True or raw.get("enabled") is False or name == OWN_NAME:
+        return True
+    command, args = raw.get("command"), raw.get("args")
+    return isinstance(command, str) and _is_self(
+        ServerSpec(
+            name,
+            "",
+            command=command,
+            args=tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else (),
+        )
+    )
 
 
 def _known(spec: ServerSpec, servers: list[ServerSpec]) -> bool:
@@ -274,4 +326,4 @@ def _expander(dialect: str, env: Mapping[str, str], root: Path, home: Path | Non
     return lambda text: text
 
 
-__all__ = ["OWN_NAME", "PROJECT_FILES", "ServerList", "ServerSpec", "configured_servers"]
+__all__ = ["OWN_NAME", "PROJECT_FILES", "ServerList", "ServerSpec", "Unapproved", "configured_servers"]

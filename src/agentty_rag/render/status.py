@@ -119,13 +119,14 @@ def _mcp_lines(mcp: McpResources) -> list[str]:
     where = ", ".join(mcp.files) or "no configuration file found (.mcp.json, .cursor/mcp.json, .codex/config.toml)"
     lines = [f"mcp: {counted(len(mcp.servers), 'server')}, {counted(mcp.chunks, 'chunk')} kept in memory — {where}"]
     for server in mcp.servers:
-        head = f"  {server.name} ({server.target}, {server.origin}): {server.state}"
-        if server.state == "failed":
+        where = ", ".join(part for part in (server.target, server.origin) if part)
+        head = f"  {server.name} ({where}): {server.state}"
+        if server.state in ("failed", "not started", "not approved"):
             lines.append(f"{head} — {server.error}")
             continue
         skipped = ", ".join(f"{n:,} {reason}" for reason, n in server.skipped.items())
         counts = f"{server.read:,} of {counted(server.listed, 'resource')} read" + (f" ({skipped})" if skipped else "")
-        capped = "; more not listed (AGENTTY_RAG_MCP_MAX_RESOURCES)" if server.capped else ""
+        capped = f"; more not listed ({server.capped_by or 'AGENTTY_RAG_MCP_MAX_RESOURCES'})" if server.capped else ""
         lines.append(f"{head} — {counts}{capped}" + (f"; {server.freshness}" if server.freshness else ""))
     lines.extend(f"  left out: {problem}" for problem in mcp.problems)
     return lines

@@ -41,6 +41,7 @@ from agentty_rag.server.contract import (
 )
 from agentty_rag.server.session import AppState, Session
 from agentty_rag.server.web import http_app
+from agentty_rag.server.wire import guarded_stdio
 from agentty_rag.service import Workspace
 
 log = logging.getLogger(__name__)
@@ -252,7 +253,8 @@ def serve(
         config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level)
         uvicorn.Server(config).run()
     else:
-        mcp.run()
+        with guarded_stdio():  # a malformed line gets a JSON-RPC error reply, where the SDK gives none
+            mcp.run()
 
 
 __all__ = ["build_server", "client_roots", "edges", "serve"]
