@@ -190,7 +190,8 @@ def test_explain_shows_what_the_stages_found_for_each_hit(
     assert done.returncode == 0, done.stderr
     explained = done.stdout.split("\nexplain: ", 1)[1]
     assert "docs:auth.md" in explained.split("\n")[1]
-    assert explained.split("\n")[3] == "      found by expand 2/2; hyde 1/1"
+    assert explained.split("\n")[3].startswith("      legs: lexical #")  # where it stood in the lexical leg
+    assert explained.split("\n")[4] == "      found by expand 2/2; hyde 1/1"
 
 
 def test_hyde_searches_the_generated_passage_and_says_so(

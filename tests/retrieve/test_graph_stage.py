@@ -89,7 +89,8 @@ def test_a_linked_file_joins_the_candidates_and_explain_says_through_which_hit(t
     explained = done.stdout.split("\nexplain: ", 1)[1].split("\n")
     at = next(i for i, line in enumerate(explained) if "docs:schedule.md" in line)
     # the schedule holds no word of the query: only the security page's link brings it
-    assert explained[at + 2] == "      found by graph via security.md (link), new to the pool"
+    assert explained[at + 2] == "      legs: lexical (not in its list) 0.00"
+    assert explained[at + 3] == "      found by graph via security.md (link), new to the pool"
 
 
 def test_the_graph_read_back_ranks_as_the_graph_built(tmp_path: Path) -> None:
