@@ -47,6 +47,14 @@ def _ws(root: Path, server: CompatServer | None, **env: str) -> Workspace:
     return _open(root, values)
 
 
+def _embedded(root: Path, server: CompatServer) -> Workspace:
+    """A workspace whose code index is built and embedded, the leg check off (the legs' own weights rule)."""
+    workspace = _ws(root, server, AGENTTY_RAG_LEG_CHECK="0")
+    workspace.index("code").refresh()
+    workspace.embed_all("code")
+    return workspace
+
+
 def _paths(workspace: Workspace, query: str, k: int = 4) -> list[str]:
     return [r["path"] for r in workspace.search_docs(query, k=k).structured["results"]]
 
@@ -225,9 +233,7 @@ def test_in_hybrid_mode_each_passage_and_file_carries_the_dense_legs_evidence_be
     query = "where does the event loop run"
     lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code(query, k=3)
     server = compat_server()
-    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
-    workspace.index("code").refresh()
-    workspace.embed_all("code")
+    workspace = _embedded(tmp_path, server)
     hybrid = workspace.search_code(query, k=3)
     assert lexical.result.mode == "bm25" and hybrid.result.mode == "hybrid"
 
@@ -266,9 +272,7 @@ def test_a_long_code_query_is_searched_by_the_lexical_leg_alone_without_embeddin
     write(tmp_path, CODE)
     lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code(LONG_QUERY, k=3)
     server = compat_server()
-    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
-    workspace.index("code").refresh()
-    workspace.embed_all("code")
+    workspace = _embedded(tmp_path, server)
     assert workspace.search_code("where does the event loop run", k=3).result.mode == "hybrid"
     first = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0").search_code(LONG_QUERY, k=3)
     assert first.result.mode == f"bm25 ({LONG_QUERY_MODE})"  # a session's first search says why, too
@@ -290,9 +294,7 @@ def test_a_bare_name_is_searched_by_the_lexical_leg_alone_without_embedding_it(
     write(tmp_path, CODE)
     lexical = _ws(tmp_path, None, AGENTTY_RAG_DENSE="0").search_code("run_event_loop", k=3)
     server = compat_server()
-    workspace = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0")
-    workspace.index("code").refresh()
-    workspace.embed_all("code")
+    workspace = _embedded(tmp_path, server)
     assert workspace.search_code("where does the event loop run", k=3).result.mode == "hybrid"
     server.stop()  # the name must not ask the server for its embedding
     named = workspace.search_code("run_event_loop", k=3)

@@ -90,6 +90,16 @@ def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(cor
             assert index.score_file_outside(number, emptied, weights) <= float(files[number]) + 1e-9
 
 
+def _verdict_made(corpus: Path) -> tuple[Path, Stored]:
+    """Embed the corpus as `agentty-rag index` does, which makes the verdict: where it is kept, and what."""
+    workspace = _built(corpus)
+    workspace.embed_all("code")
+    path = verdict_path(workspace.index("code"))
+    stored = load(path)
+    assert stored is not None
+    return path, stored
+
+
 def _wait_for_embedding(name: str = "code") -> None:
     for thread in threading.enumerate():
         if thread.name == f"agentty-embed-{name}":
@@ -123,11 +133,7 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
 
 
 def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_why(corpus: Path) -> None:
-    workspace = _built(corpus)
-    workspace.embed_all("code")
-    path = verdict_path(workspace.index("code"))
-    stored = load(path)
-    assert stored is not None
+    path, stored = _verdict_made(corpus)
     lexical = replace(stored.verdict, lead=LEXICAL, mrr_lexical=0.46, mrr_hybrid=0.41, mrr_dense=0.3)
     save(path, replace(stored, verdict=lexical))
     later = _ws(corpus)
@@ -158,12 +164,7 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
 
 
 def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(corpus: Path) -> None:
-    workspace = _built(corpus)
-    workspace.embed_all("code")
-    index = workspace.index("code")
-    path = verdict_path(index)
-    stored = load(path)
-    assert stored is not None
+    path, stored = _verdict_made(corpus)
     save(path, replace(stored, verdict=replace(stored.verdict, lead=LEXICAL)))
     assert _ws(corpus).search_code("retry with exponential backoff").result.mode.startswith("bm25 (dense leg not used")
     for stale in (
@@ -249,11 +250,7 @@ def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_
 
 
 def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_says_so(corpus: Path) -> None:
-    workspace = _built(corpus)
-    workspace.embed_all("code")
-    path = verdict_path(workspace.index("code"))
-    stored = load(path)
-    assert stored is not None
+    path, stored = _verdict_made(corpus)
     query = "rotate the signing keys before they expire"
     hybrid = _ws(corpus).search_code(query, k=5)
     save(path, replace(stored, verdict=replace(stored.verdict, lead=DENSE_LED)))

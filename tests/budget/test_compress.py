@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from agentty_rag.budget.compress import GAP, code_lines, extract_prose, leading_lines
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentty_rag.budget.compress import GAP, LineSelection, _join_lines, code_lines, extract_prose, leading_lines
 from agentty_rag.budget.tokens import utf8_len
 
 PROSE = (
@@ -69,3 +72,26 @@ def test_multibyte_text_is_never_corrupted() -> None:
         ):
             assert utf8_len(excerpt.text) <= allowance
             assert "\ufffd" not in excerpt.text
+
+
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("ab é😀"), max_size=12), min_size=1, max_size=30),
+    st.lists(st.integers(0, 40), max_size=40),
+)
+def test_a_line_selection_knows_the_size_of_its_lines_joined_whatever_the_order_they_come_in(
+    lines: list[str], order: list[int]
+) -> None:
+    chosen = LineSelection(lines)
+    for index in order:
+        fresh = index < len(lines) and index not in chosen.lines
+        assert chosen.add_if_within(index, 10**9) == fresh
+        assert chosen.size == utf8_len(_join_lines(lines, set(chosen.lines)))
+    assert chosen.lines == sorted({i for i in order if i < len(lines)})
+    # Nothing is added past the allowance, and what fits is added.
+    tight = LineSelection(lines)
+    for index in order:
+        before = tight.size
+        if tight.add_if_within(index, 20):
+            assert tight.size <= 20
+        else:
+            assert tight.size == before

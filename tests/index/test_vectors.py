@@ -69,7 +69,7 @@ def test_every_chunk_is_missing_a_vector_until_one_is_put_then_it_is_counted_and
     matrix = _directions(len(slots))
     vectors.put(slots, [text_hash for _, text_hash, _ in missing], matrix)
     assert vectors.missing(100) == [] and vectors.coverage(alive) == len(slots)
-    found = vectors.search(matrix[0], 3, alive)
+    found = best_of(vectors.similarities(matrix[0], alive), 3)
     assert [slot for slot, _ in found] == slots[:3] and found[0][1] == pytest.approx(1.0)
 
 
@@ -80,7 +80,7 @@ def test_dropped_dead_and_disallowed_chunks_are_never_found(store: Store) -> Non
     alive[1] = False
     allowed = np.ones(len(FILES), bool)
     allowed[2] = False
-    assert [slot for slot, _ in vectors.search(matrix[0], 10, alive, allowed)] == [3, 4, 5]
+    assert [slot for slot, _ in best_of(vectors.similarities(matrix[0], alive, allowed), 10)] == [3, 4, 5]
     assert vectors.coverage(alive) == len(FILES) - 2
 
 
@@ -95,7 +95,7 @@ def test_every_slot_has_a_similarity_and_those_never_searched_have_none(store: S
     assert np.isnan(similarities[[1, 2, len(FILES), len(FILES) + 1]]).all()
     for slot in (0, 3, 4, 5):
         assert similarities[slot] == pytest.approx(float(matrix[slot] @ matrix[0]), abs=1e-6)
-    assert vectors.search(matrix[0], 3, alive, allowed) == best_of(similarities, 3)
+    assert [slot for slot, _ in best_of(similarities, 3)] == [0, 3, 4]  # the nearest, past those never searched
 
 
 @given(st.lists(st.one_of(st.floats(-1, 1, width=32), st.just(float("nan"))), max_size=60), st.integers(0, 70))
@@ -114,7 +114,7 @@ def test_stored_vectors_load_as_float16_and_belong_to_their_profile_only(store: 
     again.load()
     alive = np.ones(len(FILES), bool)
     assert again.coverage(alive) == len(FILES) and again.missing(100) == []
-    score = dict(again.search(matrix[1], 10, alive))[1]
+    score = dict(best_of(again.similarities(matrix[1], alive), 10))[1]
     assert score == float(matrix[1].astype(np.float16).astype(np.float32) @ matrix[1])
     other = SqliteVectors(lambda: store, "other|2||", 2)  # a new model: every chunk is embedded again
     other.load()
@@ -134,7 +134,7 @@ def test_equal_scores_rank_by_slot_and_the_pool_bounds_the_answer() -> None:
     dense = DenseIndex(2)
     dense.put([4, 1, 7], np.asarray([[1, 0], [1, 0], [0, 1]], np.float32))
     alive = np.ones(8, bool)
-    assert dense.search(np.asarray([1, 0], np.float32), 2, alive) == [(1, 1.0), (4, 1.0)]
+    assert best_of(dense.similarities(np.asarray([1, 0], np.float32), alive), 2) == [(1, 1.0), (4, 1.0)]
     assert dense.count(alive) == 3
 
 

@@ -51,32 +51,26 @@ def test_a_file_with_strong_evidence_leads_and_its_next_passage_must_stand_on_it
     assert abs(dict(second.contributions)["file file_bm25"] - FILE_FEATURES["file_bm25"][0] * share) < 1e-12
 
 
+def _as_close_as(ref: str, symbol: str, closeness: float) -> Candidate:
+    """A passage of middling lexical evidence whose file the dense leg finds ``closeness`` close (0 to 1)."""
+    return Candidate(
+        _chunk(ref, 1, symbol),
+        0.8,
+        frozenset({"loop"}),
+        frozenset(),
+        frozenset(),
+        file_score=0.5,
+        dense=closeness,
+        file_dense=closeness,
+        file_dense_sum=closeness,
+    )
+
+
 def test_in_hybrid_mode_a_files_dense_evidence_counts_beside_its_lexical_evidence() -> None:
     # Two files with the same lexical evidence; the dense leg finds one of them far closer to the question.
     lexical = _profile(("event", "loop"))
     hybrid = QueryProfile(lexical.text, lexical.terms, lexical.idf, dense_share=2 / 3)
-    near = Candidate(
-        _chunk("near.py", 1, "run"),
-        0.8,
-        frozenset({"loop"}),
-        frozenset(),
-        frozenset(),
-        file_score=0.5,
-        dense=1.0,
-        file_dense=1.0,
-        file_dense_sum=1.0,
-    )
-    far = Candidate(
-        _chunk("far.py", 1, "tick"),
-        0.8,
-        frozenset({"loop"}),
-        frozenset(),
-        frozenset(),
-        file_score=0.5,
-        dense=0.1,
-        file_dense=0.1,
-        file_dense_sum=0.1,
-    )
+    near, far = _as_close_as("near.py", "run", 1.0), _as_close_as("far.py", "tick", 0.1)
     # Without the dense leg (its share 0) the two tie and the chunk id decides; with it, the near file leads.
     assert {r.candidate.chunk.ref for r in rank_files(rerank([near, far], lexical), lexical)} == {"near.py", "far.py"}
     ranked = rank_files(rerank([far, near], hybrid), hybrid)

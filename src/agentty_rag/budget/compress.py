@@ -14,6 +14,7 @@ longer than the whole allowance.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from agentty_rag.budget.tokens import cut_utf8, utf8_len
 from agentty_rag.chunking.prose import SENTENCE_END
 
 GAP = "…"
+_GAP_BYTES = utf8_len(GAP)
 Evidence = Callable[[str], float]
 
 _STRUCTURAL = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|\||>|```|~~~|=+\s*$|-+\s*$)")
@@ -149,19 +151,13 @@ def code_lines(text: str, allowance: int, evidence: Evidence) -> Excerpt:
     weights = [evidence(line) if line.strip() else 0.0 for line in lines]
     if max(weights, default=0.0) <= 0:
         return leading_lines(text, allowance)
-    chosen: set[int] = set()
-
-    def cost(selection: set[int]) -> int:
-        return utf8_len(_join_lines(lines, selection))
-
-    if cost({0}) <= allowance:
-        chosen.add(0)  # the signature says what the excerpt is of
+    chosen = LineSelection(lines)
+    chosen.add_if_within(0, allowance)  # the signature says what the excerpt is of
     for index in sorted(range(len(lines)), key=lambda i: (-weights[i], i)):
         if weights[index] <= 0:
             break
-        if cost(chosen | {index}) <= allowance:
-            chosen.add(index)
-    if not any(weights[i] > 0 for i in chosen):
+        chosen.add_if_within(index, allowance)
+    if not any(weights[i] > 0 for i in chosen.lines):
         return leading_lines(text, allowance)
     # Grow around the lines that hold evidence first, then around the signature too; a body follows its
     # matching line: after it, then before.
@@ -169,19 +165,51 @@ def code_lines(text: str, allowance: int, evidence: Evidence) -> Excerpt:
         grown = True
         while grown:
             grown = False
-            around = (i for i in chosen if weights[i] > 0 or not evidence_only)
+            around = (i for i in chosen.lines if weights[i] > 0 or not evidence_only)
             for index in sorted(around, key=lambda i: (-weights[i], i)):
-                for neighbour in (index + 1, index - 1):
-                    if (
-                        0 <= neighbour < len(lines)
-                        and neighbour not in chosen
-                        and cost(chosen | {neighbour}) <= allowance
-                    ):
-                        chosen.add(neighbour)
-                        grown = True
-                        break
-    kept = sorted(chosen)
-    return Excerpt(_join_lines(lines, chosen), kept[0], kept[-1], True)
+                if any(chosen.add_if_within(neighbour, allowance) for neighbour in (index + 1, index - 1)):
+                    grown = True
+    kept = chosen.lines
+    return Excerpt(_join_lines(lines, set(kept)), kept[0], kept[-1], True)
+
+
+class LineSelection:
+    """Lines chosen from a text, in order, and the UTF-8 size ``_join_lines`` gives them, kept up to date as
+    lines are added: joining them again for every line tried would cost the square of the passage's length."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._sizes = [utf8_len(line) for line in lines]
+        self.lines: list[int] = []
+        self.size = 0
+
+    def size_with(self, index: int) -> int:
+        """The size once ``index`` is added: the line and its line break, and one more or one fewer ``…`` (and
+        its break) where it opens or closes a gap."""
+        last = len(self._sizes) - 1
+        at = bisect.bisect_left(self.lines, index)
+        before = self.lines[at - 1] if at > 0 else None
+        after = self.lines[at] if at < len(self.lines) else None
+        gaps_now = 0 if not self.lines else 1  # the one gap ``index`` sits in (an edge or between two runs)
+        gaps_then = (index > 0 if before is None else index != before + 1) + (
+            index < last if after is None else after != index + 1
+        )
+        breaks = 1 if self.lines else 0  # the first part needs no break before it
+        return self.size + self._sizes[index] + breaks + (gaps_then - gaps_now) * (_GAP_BYTES + 1)
+
+    def add_if_within(self, index: int, allowance: int) -> bool:
+        """Add the line ``index`` when it is a line of the text not chosen yet and the selection still fits."""
+        if not 0 <= index < len(self._sizes) or (self.lines and self._contains(index)):
+            return False
+        size = self.size_with(index)
+        if size > allowance:
+            return False
+        bisect.insort(self.lines, index)
+        self.size = size
+        return True
+
+    def _contains(self, index: int) -> bool:
+        at = bisect.bisect_left(self.lines, index)
+        return at < len(self.lines) and self.lines[at] == index
 
 
 def _join_lines(lines: list[str], selection: set[int]) -> str:
@@ -199,4 +227,4 @@ def _join_lines(lines: list[str], selection: set[int]) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["GAP", "Excerpt", "code_lines", "extract_prose", "leading_lines", "whole"]
+__all__ = ["GAP", "Excerpt", "LineSelection", "code_lines", "extract_prose", "leading_lines", "whole"]

@@ -36,7 +36,7 @@ from agentty_rag.index.notes import Notes
 from agentty_rag.index.refresh import RefreshReport, update
 from agentty_rag.index.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.tokenize import Tokenizer
-from agentty_rag.index.vectors import embed_text
+from agentty_rag.index.vectors import best_of, embed_text
 from agentty_rag.index.views import FileGroups, LexicalScores, within
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
@@ -216,10 +216,9 @@ class CorpusIndex:
     def dense_search(
         self, vector: npt.NDArray[np.float32], pool: int, allowed: npt.NDArray[np.bool_] | None = None
     ) -> list[tuple[int, float]]:
-        with self._lock:
-            if self._mirror.vectors is None:
-                return []
-            return self._mirror.vectors.search(vector, pool, self._mirror.lexical.alive, allowed)
+        """The ``pool`` (allowed) slots most similar to ``vector``, best first, ties by slot."""
+        similarities = self.dense_scores(vector, allowed)
+        return [] if similarities is None else best_of(similarities, pool)
 
     def dense_scores(
         self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None

@@ -320,10 +320,10 @@ class LexicalIndex:
                     length += new_lengths.get(name, 0.0) - old
             for term in terms:
                 slots, tfs = self._live_postings(index, term)
-                inside = group_of_slot[slots] == group
-                tf = float(sum(tf for slot, tf in zip(slots[inside], tfs[inside], strict=True) if slot not in replaced))
-                tf += sum(counts.get(name, {}).get(term, 0) for counts, _ in replaced.values())
-                holders = len(np.unique(group_of_slot[slots][group_of_slot[slots] >= 0]))
+                in_group = group_of_slot[slots]
+                kept = (in_group == group) & ~np.isin(slots, list(replaced))
+                tf = float(tfs[kept].sum()) + sum(counts.get(name, {}).get(term, 0) for counts, _ in replaced.values())
+                holders = len(np.unique(in_group[in_group >= 0]))
                 if tf <= 0 or holders == 0:
                     continue
                 part = tf_saturation(np.array([1.0 if whole else tf]), np.array([max(length, 0.0)]), avg_len, k1, b)

@@ -87,11 +87,6 @@ class SqliteVectors:
         )
         return self._store().chunks_where(where, (self.profile, limit))
 
-    def search(self, query: Matrix, pool: int, alive: Mask, allowed: Mask | None = None) -> list[tuple[int, float]]:
-        if self._dense is None:
-            return []
-        return self._dense.search(query, pool, alive, allowed)
-
     def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
         if self._dense is None:
             return np.full(len(alive), np.nan, np.float32)

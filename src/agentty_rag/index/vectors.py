@@ -3,9 +3,10 @@ cosine search in memory.
 
 A ``VectorStore`` holds the vectors of one embedding profile by chunk slot. The index asks it to ``load``
 what is stored after it opens and after each commit, to ``drop`` the chunks that left, for the chunks still
-``missing`` a vector (and to ``put`` their vectors once embedded), and to ``search`` and report ``coverage``
-while it searches. The SQLite implementation (``sqlite_vectors.py``) keeps them in the index database, keyed
-by the hash of the embedded text, so an unchanged chunk is never embedded twice.
+``missing`` a vector (and to ``put`` their vectors once embedded), and, while it searches, for every slot's
+``similarities`` to a query (``best_of`` takes a search's candidates from them) and the ``coverage``. The
+SQLite implementation (``sqlite_vectors.py``) keeps them in the index database, keyed by the hash of the
+embedded text, so an unchanged chunk is never embedded twice.
 """
 
 from __future__ import annotations
@@ -54,10 +55,6 @@ class VectorStore(Protocol):
 
     def missing(self, limit: int) -> list[tuple[int, str, Chunk]]:
         """Up to ``limit`` chunks with no vector yet, in slot order: (slot, embed hash, chunk)."""
-        ...
-
-    def search(self, query: Matrix, pool: int, alive: Mask, allowed: Mask | None = None) -> list[tuple[int, float]]:
-        """The ``pool`` live (and allowed) slots most similar to ``query`` (a unit vector), best first."""
         ...
 
     def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
@@ -118,10 +115,6 @@ class DenseIndex:
         if len(slots):
             out[slots] = self.matrix[slots] @ query.reshape(-1).astype(np.float32)
         return out
-
-    def search(self, query: Matrix, pool: int, alive: Mask, allowed: Mask | None = None) -> list[tuple[int, float]]:
-        """The ``pool`` slots most similar to ``query`` (a unit vector), best first."""
-        return best_of(self.similarities(query, alive, allowed), pool)
 
 
 def best_of(similarities: Matrix, pool: int) -> list[tuple[int, float]]:

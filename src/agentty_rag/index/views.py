@@ -177,8 +177,7 @@ class Views:
         """``LexicalIndex.score_outside`` for a document's term counts and weighted query terms, as text."""
         ids = self._store().lookup_terms(terms)
         term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
-        counted = {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()}
-        lengths = {name: float(sum(held.values())) for name, held in counts.items()}
+        counted, lengths = _by_id(counts, ids)
         query = sorted(term_weights)
         return lexical.score_outside(counted, lengths, query, weights, term_weights, scoring.k1, scoring.b)
 
@@ -195,13 +194,7 @@ class Views:
         count) held other text, for weighted query terms."""
         ids = self._store().lookup_terms(terms)
         term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
-        as_ids = {
-            slot: (
-                {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()},
-                {name: float(sum(held.values())) for name, held in counts.items()},
-            )
-            for slot, counts in replaced.items()
-        }
+        as_ids = {slot: _by_id(counts, ids) for slot, counts in replaced.items()}
         groups = self.group_statistics(lexical, self.file_groups(lexical.alive))
         return lexical.score_group_outside(
             file,
@@ -278,6 +271,15 @@ class Views:
                 mask[slot] = True
         self._masks[key] = mask
         return mask
+
+
+def _by_id(
+    counts: Mapping[str, Mapping[str, int]], ids: Mapping[str, int]
+) -> tuple[dict[str, dict[int, int]], dict[str, float]]:
+    """A text's term counts per field as the index's term ids (terms it does not know left out), and its length
+    per field (every term counted)."""
+    counted = {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()}
+    return counted, {name: float(sum(held.values())) for name, held in counts.items()}
 
 
 def _all_live(

@@ -18,6 +18,7 @@ keyed with a secret drawn when the process starts).
 
 from __future__ import annotations
 
+import itertools
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -164,13 +165,17 @@ def notes(result: SearchResult) -> list[str]:
 
 def render_text(result: SearchResult, packed: Packed) -> str:
     """The text the model reads."""
-    lines = [header(result, packed), *notes(result)]
+    return "\n".join(_blocks(result, packed))
+
+
+def _blocks(result: SearchResult, packed: Packed) -> list[str]:
+    """The text in blocks joined by line breaks: the header with its notes (and, with nothing to show, why),
+    then each passage's block."""
+    head = [header(result, packed), *notes(result)]
     if not packed.passages:
-        lines.append(result.empty_reason or f"no matches ({base_mode(result.mode)})")
-        return "\n".join(lines)
-    for number, passage in enumerate(packed.passages, start=1):
-        lines.extend(_passage_lines(number, passage))
-    return "\n".join(lines)
+        return ["\n".join([*head, result.empty_reason or f"no matches ({base_mode(result.mode)})"])]
+    passages = ["\n".join(_passage_lines(number, p)) for number, p in enumerate(packed.passages, start=1)]
+    return ["\n".join(head), *passages]
 
 
 def _passage_lines(number: int, passage: Passage) -> list[str]:
@@ -200,12 +205,9 @@ def _passage_lines(number: int, passage: Passage) -> list[str]:
 def passage_ends(result: SearchResult, packed: Packed) -> list[int]:
     """Where each passage's block ends in ``render_text``'s text, as a character offset: how much an agent
     has read, header included, once it has read that passage (what rag-bench's token efficiency counts)."""
-    end = len("\n".join([header(result, packed), *notes(result)]))
-    ends = []
-    for number, passage in enumerate(packed.passages, start=1):
-        end += len("\n") + len("\n".join(_passage_lines(number, passage)))
-        ends.append(end)
-    return ends
+    blocks = _blocks(result, packed)
+    ends = list(itertools.accumulate(len(block) + 1 for block in blocks))  # each block and its line break
+    return [end - 1 for end in ends[1:]] if packed.passages else []
 
 
 def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:

@@ -131,16 +131,19 @@ def query_phrases(text: str) -> tuple[str, ...]:
 _TOPIC_WORDS = 16
 
 
+def _opening_says(words: re.Pattern[str], text: str) -> bool:
+    """One of ``words`` is among the query's opening words."""
+    return words.search(" ".join(text.split()[:_TOPIC_WORDS])) is not None
+
+
 def wants_tests(text: str) -> bool:
     """The query asks about tests: a test word among its opening words."""
-    opening = " ".join(text.split()[:_TOPIC_WORDS])
-    return _TESTS_WANTED.search(opening) is not None
+    return _opening_says(_TESTS_WANTED, text)
 
 
 def wants_examples(text: str) -> bool:
     """The query asks about examples, samples, demos or benchmarks: such a word among its opening words."""
-    opening = " ".join(text.split()[:_TOPIC_WORDS])
-    return _EXAMPLES_WANTED.search(opening) is not None
+    return _opening_says(_EXAMPLES_WANTED, text)
 
 
 def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:

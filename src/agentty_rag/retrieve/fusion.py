@@ -32,8 +32,10 @@ RRF_K = 60
 # natural-language question does the reverse. Chosen with rag-bench (see the README's ladder).
 LEAN = 0.5
 # Where the leg check found the dense leg stronger on a corpus, the lexical leg keeps this share of its weight:
-# it breaks the dense leg's ties and catches exact names.
+# it breaks the dense leg's ties and catches exact names; and the features that count the query's words weigh
+# this much (the dense leg has read the question for its meaning; the lexical leg's part is its weight here).
 DENSE_LED_LEXICAL = 0.25
+DENSE_LED_LEXICAL_EVIDENCE = 0.0
 # The rank whose similarity is a query's noise level (the candidate pool of ``pipeline.candidate_pool``, k=10).
 NOISE_RANK = 60
 
@@ -123,6 +125,7 @@ def relative_similarities(
 __all__ = [
     "DENSE_LED",
     "DENSE_LED_LEXICAL",
+    "DENSE_LED_LEXICAL_EVIDENCE",
     "HYBRID",
     "LEAN",
     "NOISE_RANK",

@@ -22,7 +22,6 @@ import numpy.typing as npt
 
 from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex, LexicalScores
-from agentty_rag.index.vectors import best_of
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.pipeline import Filters, Plan, search
 from agentty_rag.types import Chunk, Hit
@@ -171,7 +170,7 @@ class HiddenDocs(CorpusIndex):
         scores = self._index.lexical_scores(terms, allowed, files)
         chunks = scores.chunks.copy()
         for slot, chunk in self._masked.items():
-            if slot < len(chunks) and (allowed is None or (slot < len(allowed) and allowed[slot])):
+            if slot < len(chunks) and _admits(allowed, slot):
                 chunks[slot] = self._index.score_outside(chunk, terms)
         by_file = scores.files
         if files and self._files:
@@ -190,15 +189,14 @@ class HiddenDocs(CorpusIndex):
         similarities = similarities.copy()
         query = np.asarray(vector, np.float32).reshape(-1)
         for slot, own in self._vectors.items():
-            if slot < len(similarities) and (allowed is None or (slot < len(allowed) and allowed[slot])):
+            if slot < len(similarities) and _admits(allowed, slot):
                 similarities[slot] = float(own @ query)
         return similarities
 
-    def dense_search(
-        self, vector: npt.NDArray[np.float32], pool: int, allowed: npt.NDArray[np.bool_] | None = None
-    ) -> list[tuple[int, float]]:
-        similarities = self.dense_scores(vector, allowed)
-        return [] if similarities is None else best_of(similarities, pool)
+
+def _admits(allowed: npt.NDArray[np.bool_] | None, slot: int) -> bool:
+    """Whether the filters' mask (None: no filter) admits the slot."""
+    return allowed is None or (slot < len(allowed) and bool(allowed[slot]))
 
 
 def answer_rank(hits: Sequence[Hit], answer: Sequence[Chunk]) -> float:

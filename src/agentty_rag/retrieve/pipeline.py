@@ -7,7 +7,8 @@ Ranking only: nothing here formats text or counts output bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,30 +135,45 @@ def generate(
     return Ranking(request, funnel)
 
 
-def leg_parts(ranking: Ranking) -> dict[str, tuple[str, ...]]:
+class LegParts(Mapping[str, tuple[str, ...]]):
     """For ``--explain``: where each candidate stood in each leg, by chunk id — its rank in the leg's list and its
     score there (``lexical #3 12.41``; ``dense #1 0.712 → 1.00``, the similarity and the same on the query's
-    scale), or the leg's score alone when it was not in that list."""
-    request = ranking.request
-    positions = {
-        leg: {slot: (rank, score) for rank, (slot, score) in enumerate(ranked, start=1)}
-        for leg, ranked in request.legs.items()
-    }
-    relative = request.dense_relative
-    out: dict[str, tuple[str, ...]] = {}
-    for hit, slot in zip(ranking.hits, ranking.slots, strict=True):
-        parts = []
-        for leg, at in positions.items():
-            rank, score = at.get(slot, (None, None))
-            if leg == "dense" and request.dense is not None and slot < len(request.dense):
-                score = float(request.dense[slot])
-                scaled = f" → {relative[slot]:.2f}" if relative is not None and slot < len(relative) else ""
-                parts.append(f"dense {'#' + str(rank) if rank else '(not in its list)'} {score:.3f}{scaled}")
-            elif leg == "lexical" and slot < len(request.lexical.chunks):
-                own = float(request.lexical.chunks[slot])
-                parts.append(f"lexical {'#' + str(rank) if rank else '(not in its list)'} {own:.2f}")
-        out[hit.chunk.chunk_id] = tuple(parts)
-    return out
+    scale), or the leg's score alone when it was not in that list. Worked out when read: a search that is not
+    explained pays nothing for it."""
+
+    def __init__(self, ranking: Ranking) -> None:
+        self._request = ranking.request
+        self._pairs = tuple(zip(ranking.hits, ranking.slots, strict=True))
+
+    @functools.cached_property
+    def _table(self) -> dict[str, tuple[str, ...]]:
+        request = self._request
+        positions = {
+            leg: {slot: rank for rank, (slot, _) in enumerate(ranked, start=1)} for leg, ranked in request.legs.items()
+        }
+        relative = request.dense_relative
+        out: dict[str, tuple[str, ...]] = {}
+        for hit, slot in self._pairs:
+            parts = []
+            for leg, at in positions.items():
+                rank = at.get(slot)
+                place = f"#{rank}" if rank else "(not in its list)"
+                if leg == "dense" and request.dense is not None and slot < len(request.dense):
+                    scaled = f" → {relative[slot]:.2f}" if relative is not None and slot < len(relative) else ""
+                    parts.append(f"dense {place} {float(request.dense[slot]):.3f}{scaled}")
+                elif leg == "lexical" and slot < len(request.lexical.chunks):
+                    parts.append(f"lexical {place} {float(request.lexical.chunks[slot]):.2f}")
+            out[hit.chunk.chunk_id] = tuple(parts)
+        return out
+
+    def __getitem__(self, key: str) -> tuple[str, ...]:
+        return self._table[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 def confidence(ranking: Ranking) -> float:
@@ -197,8 +213,8 @@ def search(
         min((hit.score for hit in ranking.hits), default=None),
         ranking.notes,
         ranking.found_by,
-        leg_parts(ranking),
+        LegParts(ranking),
     )
 
 
-__all__ = ["Filters", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]
+__all__ = ["Filters", "LegParts", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]

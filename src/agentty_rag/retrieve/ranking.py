@@ -19,13 +19,9 @@ from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex, LexicalScores
 from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
-from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID, relative_similarities
+from agentty_rag.retrieve.fusion import DENSE_LED, DENSE_LED_LEXICAL_EVIDENCE, HYBRID, relative_similarities
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import Funnel, Hit
-
-# Where the dense leg leads, the features that count the query's words weigh this much: the dense leg has read
-# the question for its meaning, and the lexical leg's part is its (reduced) weight in the fusion.
-DENSE_LED_LEXICAL_EVIDENCE = 0.0
 
 
 @dataclass(frozen=True)
@@ -184,7 +180,6 @@ def explained(ranking: Ranking) -> tuple[Reranked, ...]:
 
 
 __all__ = [
-    "DENSE_LED_LEXICAL_EVIDENCE",
     "Ranking",
     "Request",
     "Stage",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
@@ -39,23 +41,22 @@ class Stitch:
 def with_bodies(ranking: Ranking, reach: int) -> list[Hit]:
     """The hits, each head of a split definition among the first ``reach`` joined to its first member
     (``stitch.opens_members``), whether or not that member ranked."""
-    index = ranking.request.index
-    groups = None
-    out = list(ranking.hits)
+    groups = ranking.request.index.file_groups()
+    following: dict[int, int] = {}  # position of a hit -> the slot of the chunk after it in its file
     for position, (hit, slot) in enumerate(zip(ranking.hits[:reach], ranking.slots[:reach], strict=False)):
-        chunk = hit.chunk
-        if not chunk.spec.code or not chunk.symbol or hit.parts:
+        if not hit.chunk.spec.code or not hit.chunk.symbol or hit.parts or slot >= len(groups.of_slot):
             continue
-        groups = groups or index.file_groups()
-        if slot >= len(groups.of_slot) or groups.of_slot[slot] < 0:
-            continue
-        slots = groups.slots_of(int(groups.of_slot[slot])).tolist()
-        after = slots.index(slot) + 1 if slot in slots else len(slots)
-        if after >= len(slots):
-            continue
-        following = index.chunks([slots[after]]).get(slots[after])
-        if following is not None and opens_members(chunk, following):
-            out[position] = stitch(hit, Hit(following, hit.score))
+        file = int(groups.of_slot[slot])
+        slots = groups.slots_of(file) if file >= 0 else None
+        at = int(np.searchsorted(slots, slot)) if slots is not None else 0
+        if slots is not None and at + 1 < len(slots) and slots[at] == slot:
+            following[position] = int(slots[at + 1])
+    chunks = ranking.request.index.chunks(list(following.values())) if following else {}
+    out = list(ranking.hits)
+    for position, slot in following.items():
+        hit, after = out[position], chunks.get(slot)
+        if after is not None and opens_members(hit.chunk, after):
+            out[position] = stitch(hit, Hit(after, hit.score))
     return out
 
 
