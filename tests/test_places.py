@@ -11,7 +11,7 @@ import pytest
 from agentty_rag.config import load_settings
 from agentty_rag.mcp_resources.model import Snapshot
 from agentty_rag.mcp_resources.source import McpSource
-from agentty_rag.places import OPENERS, Places, index_config, index_names
+from agentty_rag.places import PLACES, Places, index_config, index_names
 from agentty_rag.source_kinds import SOURCES, kinds_of
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
@@ -25,7 +25,7 @@ def _places(root: Path, **env: str) -> Places:
 
 
 def test_every_kind_of_the_registry_says_how_it_is_read() -> None:
-    assert list(OPENERS) == list(SOURCES)
+    assert list(PLACES) == list(SOURCES)
     assert index_names() == ("docs", "code", "mcp")
 
 

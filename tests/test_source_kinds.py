@@ -7,6 +7,7 @@ from typing import get_args
 import pytest
 
 from agentty_rag.config import VARIABLES
+from agentty_rag.feedback import LEARNABLE
 from agentty_rag.request import doc_sources
 from agentty_rag.retrieve.pipeline import Filters
 from agentty_rag.server import SearchDocsArgs, input_schema
@@ -17,8 +18,12 @@ from agentty_rag.source_kinds import (
     chosen_kind,
     kinds_of,
     kinds_searched_by,
+    learnable,
     source_spec,
+    state_folders,
 )
+from agentty_rag.sources.watcher import relevant
+from agentty_rag.state_dir import COMMITTED
 from agentty_rag.types import Chunk
 
 
@@ -102,3 +107,16 @@ def test_status_names_and_folder_settings_come_from_the_registry() -> None:
     ]
     assert [spec.copy_folder for spec in kinds_of("docs")] == ["docs", "skills", "memory"]
     assert (source_spec("code").folder_setting, source_spec("code").copy_folder) == ("", "")
+
+
+def test_feedback_the_state_folder_and_the_watcher_take_the_kinds_from_the_registry() -> None:
+    assert LEARNABLE == learnable() == ("docs", "code")
+    assert state_folders() == ("knowledge", "skills", "memory")
+    assert COMMITTED == ("ignore", "knowledge/", "skills/", "memory/")
+    assert all(relevant("/w", f"/w/.agentty/{folder}/a.md") for folder in state_folders())
+    assert not relevant("/w", "/w/.agentty/rag_docs.ragdb")
+
+
+def test_an_index_says_why_it_is_empty_in_its_first_kinds_words() -> None:
+    assert [kinds_of(index)[0].words.empty != "" for index in ("docs", "code", "mcp")] == [True, True, True]
+    assert [spec.status_key for spec in SOURCES.values()] == ["docs", "skills", "memory", "code", ""]

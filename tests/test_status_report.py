@@ -15,14 +15,15 @@ from agentty_rag.service import Workspace
 from agentty_rag.status_report import gather, previewed
 from agentty_rag.status_types import (
     Dense,
-    DocsFolder,
     Folder,
+    Folders,
+    FoundFolder,
     IndexPreview,
     IndexState,
     Manifest,
     OneFolder,
     Redacted,
-    SkillFolders,
+    RootFolder,
     Skipped,
     Sources,
     StateFolder,
@@ -56,12 +57,12 @@ def _index(name: str, **changes: object) -> IndexState:
 def _report(**changes: object) -> StatusReport:
     report = StatusReport(
         workspace=Where("/w", "/w", "--root"),
-        sources=Sources(
-            docs=DocsFolder(True, Folder("/w/docs", "./docs", True), ("./docs", "./.agentty/knowledge")),
-            skills=SkillFolders(True, (Folder("/w/.agentty/skills", "./.agentty/skills", False),)),
-            memory=OneFolder(True, Folder("/w/.agentty/memory", "./.agentty/memory", True)),
-            code=OneFolder(True, Folder("/w", "./.", True)),
-        ),
+        sources={
+            "docs": FoundFolder(True, Folder("/w/docs", "./docs", True), ("./docs", "./.agentty/knowledge")),
+            "skills": Folders(True, (Folder("/w/.agentty/skills", "./.agentty/skills", False),)),
+            "memory": OneFolder(True, Folder("/w/.agentty/memory", "./.agentty/memory", True)),
+            "code": RootFolder(True, Folder("/w", "./.", True)),
+        },
         indexes={"docs": _index("docs"), "code": _index("code")},
         dense=Dense("off", "off (AGENTTY_RAG_DENSE=0)", False),
         next=(),
@@ -141,12 +142,12 @@ def test_an_index_not_built_yet_counts_the_files_a_build_would_read() -> None:
 
 
 def test_switched_off_sources_say_which_variable_switched_them_off() -> None:
-    off = Sources(
-        docs=DocsFolder(False, None, ("./docs",)),
-        skills=SkillFolders(False, ()),
-        memory=OneFolder(False, Folder("/m", "/m", False)),
-        code=OneFolder(False, Folder("/w", "./.", True)),
-    )
+    off: Sources = {
+        "docs": FoundFolder(False, None, ("./docs",)),
+        "skills": Folders(False, ()),
+        "memory": OneFolder(False, Folder("/m", "/m", False)),
+        "code": RootFolder(False, Folder("/w", "./.", True)),
+    }
     lines = render_status(_report(sources=off)).splitlines()
     assert "  docs folder: off (AGENTTY_RAG_DOCS=0)" in lines and "  skills: off (AGENTTY_RAG_SKILLS=0)" in lines
     assert "  memory: off (AGENTTY_RAG_MEMORY=0)" in lines and "  off (AGENTTY_RAG_CODE=0)" in lines

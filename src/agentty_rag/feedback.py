@@ -1,6 +1,7 @@
 """Implicit learning's two files under ``.agentty/``: the results of the last searches, and the feedback rows.
 
-With ``AGENTTY_RAG_LEARN=1`` every search remembers which docs and code files it showed
+With ``AGENTTY_RAG_LEARN=1`` every search remembers which files of the learnable kinds (docs and code, see
+``source_kinds.SourceSpec.learnable``) it showed
 (``rag_recent.json``: the last ``MAX_SEARCHES`` searches, each its first ``MAX_SHOWN`` files, forgotten after
 ``RECENT_TTL_S``). ``agentty-rag feedback`` reads an agent's post-tool event (Claude Code's ``PostToolUse`` for
 its ``Read`` tool); when the file opened was among those results, it appends a row for the newest search
@@ -9,7 +10,7 @@ that showed it to ``rag_feedback.tsv``:
     opened_at  searched_at  index  ref  rank  query
 
 A search and a file make one judgment: a later read of the same file for the same search adds nothing (it
-answered already). Skills and memory are never remembered, so never judged. The file keeps the newest
+answered already). Skills and memory are not learnable: never remembered, so never judged. The file keeps the newest
 ``MAX_ROWS`` rows; ``retrieve.stages.learn`` turns them into a small, decaying prior.
 
 Both files are written whole to a temporary name and renamed, never through a link; a file that cannot be
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentty_rag.fsguard import open_private, write_private
+from agentty_rag.source_kinds import learnable
 from agentty_rag.state_dir import make as make_state_dir
 from agentty_rag.state_files import read_json, write_json
 
@@ -40,8 +42,8 @@ RECENT_TTL_S = 3600.0
 # The most rows the feedback file keeps (the newest), and the longest query a row holds.
 MAX_ROWS = 1000
 MAX_QUERY_CHARS = 300
-# Only these kinds are files an agent opens: skills and memory are never judged.
-LEARNABLE = ("docs", "code")
+# The kinds whose files an agent opens (the registry's learnable kinds): only they are judged.
+LEARNABLE = learnable()
 # The most of a hook event read from stdin (a Read event carries the file's text: it is cut, not parsed).
 EVENT_MAX_BYTES = 4 << 20
 READ_TOOLS = ("Read",)

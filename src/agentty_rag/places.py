@@ -1,10 +1,11 @@
 """Where one workspace's things are: its folders, each source kind's files, and the indexes that hold them.
 
 ``Places`` resolves the folders the settings name (or their defaults) against the workspace root.
-``OPENERS`` says, for each kind of the source-kind registry (``source_kinds.SOURCES``), how its files are
-read in a workspace, or that the settings turn it off. ``index_config`` defines an index from the kinds the
-registry puts in it, so a new kind is an entry in the registry and one here, and the workspace does not
-change.
+``PLACES`` says, for each kind of the source-kind registry (``source_kinds.SOURCES``), how its files are
+read in a workspace (or that the settings turn it off), which folders ``status`` shows for it, and which folder
+its paths are in. ``index_config`` defines an index from the kinds the registry puts in it, and
+``nothing_indexed`` says why an index is empty in its first kind's words, so a new kind is an entry in the
+registry and one here, and the workspace, ``status`` and the watcher do not change.
 """
 
 from __future__ import annotations
@@ -15,18 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentty_rag.chunking import ChunkingConfig
-from agentty_rag.config import Settings
+from agentty_rag.config import VARIABLES, Settings
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
 from agentty_rag.mcp_resources.model import Snapshot
 from agentty_rag.mcp_resources.source import McpSource
-from agentty_rag.source_kinds import SOURCES, kinds_of
+from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
 from agentty_rag.sources.memory import MemorySource
 from agentty_rag.sources.skills import SkillsSource
 from agentty_rag.sources.walker import folder_boundary
+from agentty_rag.status_types import Folder, Folders, FoundFolder, OneFolder, RootFolder, SourceFolders
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,29 @@ class Places:
         """Where a source folder's files must really lie (see ``folder_boundary``)."""
         return Path(folder_boundary(folder, self.root))
 
+    def shown(self, path: Path) -> str:
+        """A folder as ``status`` shows it: ``./docs`` in the workspace, ``~/.agentty/skills`` in the home folder."""
+        home = self.settings.home
+        if path == self.root or self.root in path.parents:
+            return "./" + path.relative_to(self.root).as_posix()
+        if home is not None and home in path.parents:
+            return "~/" + path.relative_to(home).as_posix()
+        return str(path)
+
+    def status_folder(self, path: Path) -> Folder:
+        """A folder as ``status`` reports it: its path, how it is shown, whether it exists."""
+        return Folder(str(path), self.shown(path), path.is_dir())
+
+    def docs_candidates(self) -> tuple[Path, Path]:
+        """Where the docs folder is looked for when ``AGENTTY_DOCS_DIR`` is unset: ``./docs``, then
+        ``./.agentty/knowledge``."""
+        return self.root / "docs", self.state_dir / "knowledge"
+
     def docs_folder(self) -> Path | None:
         """The docs folder as named: ``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge``."""
         if self.settings.docs_dir is not None:
             return self.settings.docs_dir
-        for candidate in (self.root / "docs", self.state_dir / "knowledge"):
+        for candidate in self.docs_candidates():
             if candidate.is_dir():
                 return candidate
         return None
@@ -137,14 +157,67 @@ def _mcp(places: Places) -> Opened | None:
     return Opened(McpSource(places.resources, places.settings.mcp_max_bytes))
 
 
-# How each kind of the registry is read in a workspace (None: the settings turn it off).
-OPENERS: Mapping[str, Callable[[Places], Opened | None]] = {
-    "docs": _docs,
-    "skill": _skills,
-    "memory": _memory,
-    "code": _code,
-    "mcp": _mcp,
+def _docs_status(places: Places) -> FoundFolder:
+    s, found = places.settings, places.docs_root()
+    looked_in = (str(s.docs_dir),) if s.docs_dir is not None else tuple(map(places.shown, places.docs_candidates()))
+    return FoundFolder(s.docs_enabled, places.status_folder(found) if found is not None else None, looked_in)
+
+
+def _skills_status(places: Places) -> Folders:
+    return Folders(places.settings.skills_enabled, tuple(map(places.status_folder, places.skills_dirs())))
+
+
+def _memory_status(places: Places) -> OneFolder:
+    return OneFolder(places.settings.memory_enabled, places.status_folder(places.memory_dir()))
+
+
+def _code_status(places: Places) -> RootFolder:
+    return RootFolder(places.settings.code_enabled, places.status_folder(places.root))
+
+
+@dataclass(frozen=True)
+class KindPlaces:
+    """One source kind in a workspace.
+
+    Args:
+        open: how its files are read (None: the settings turn it off).
+        status: what ``status`` reports of its folders, for a kind with a ``status_key``.
+        paths_in: the folder its ``ref`` paths are relative to, for a learnable kind (None: none found).
+    """
+
+    open: Callable[[Places], Opened | None]
+    status: Callable[[Places], SourceFolders] | None = None
+    paths_in: Callable[[Places], Path | None] | None = None
+
+
+# Each kind of the registry in a workspace.
+PLACES: Mapping[str, KindPlaces] = {
+    "docs": KindPlaces(_docs, _docs_status, Places.docs_root),
+    "skill": KindPlaces(_skills, _skills_status),
+    "memory": KindPlaces(_memory, _memory_status),
+    "code": KindPlaces(_code, _code_status, lambda places: places.root),
+    "mcp": KindPlaces(_mcp),
 }
+
+
+def source_folders(places: Places) -> dict[str, SourceFolders]:
+    """What ``status`` reports of each kind's folders, by its ``status_key``, in registry order."""
+    folders: dict[str, SourceFolders] = {}
+    for spec in SOURCES.values():
+        status = PLACES[spec.name].status
+        if spec.status_key and status is not None:
+            folders[spec.status_key] = status(places)
+    return folders
+
+
+def paths_in(places: Places) -> dict[str, Path | None]:
+    """The folder each learnable kind's ``ref`` paths are relative to (None: none found), by kind."""
+    folders: dict[str, Path | None] = {}
+    for spec in SOURCES.values():
+        found = PLACES[spec.name].paths_in
+        if spec.learnable and found is not None:
+            folders[spec.name] = found(places)
+    return folders
 
 
 def index_names() -> tuple[str, ...]:
@@ -169,7 +242,7 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
     sources: list[Source] = []
     roots = {"workspace": str(places.root)}
     for kind in kinds:
-        opened = OPENERS[kind.name](places)
+        opened = PLACES[kind.name].open(places)
         if opened is not None:
             sources.append(opened.source)
             roots.update(opened.roots)
@@ -189,23 +262,43 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
     )
 
 
+def switched_on(spec: SourceSpec, settings: Settings) -> bool:
+    """Whether the settings leave a kind on (a kind without a ``switch`` always is)."""
+    return not spec.switch or bool(getattr(settings, spec.switch))
+
+
+def misplaced(spec: SourceSpec, places: Places) -> str:
+    """A kind's folder setting as given (``AGENTTY_DOCS_DIR=notes``) when it names one folder and that is not a
+    folder; "" otherwise."""
+    named = getattr(places.settings, spec.folder_setting) if spec.folder_setting else None
+    if not isinstance(named, Path) or places.resolve(named).is_dir():
+        return ""
+    variable = next(v.name for v in VARIABLES if v.attr == spec.folder_setting)
+    return f"{variable}={named}"
+
+
 def nothing_indexed(name: str, places: Places) -> str:
-    """Why an index holds nothing, and what to do about it."""
-    s = places.settings
-    if name == "mcp":
-        if not s.mcp_enabled:
-            return "no MCP resources — AGENTTY_RAG_MCP=1 searches the resources of the MCP servers the agent uses"
-        return "no MCP resources — no configured MCP server offers text resources (`agentty-rag status` lists them)"
-    if name == "code":
-        if not s.code_enabled:
-            return "no code indexed — AGENTTY_RAG_CODE=0 turns search_code off"
-        return f"no code indexed — no source files in a known language under {places.root}"
-    if s.docs_dir is not None and not places.resolve(s.docs_dir).is_dir():
-        return f"no docs indexed — AGENTTY_DOCS_DIR={s.docs_dir} is not a folder; point it at your docs or create it"
-    return (
-        "no docs indexed — set AGENTTY_DOCS_DIR or create ./docs "
-        "(skills go in .agentty/skills/NAME/SKILL.md, memory in .agentty/memory/)"
-    )
+    """Why an index holds nothing, and what to do about it, in the words of its first kind."""
+    spec = kinds_of(name)[0]
+    words = spec.words
+    if words.empty_off and not switched_on(spec, places.settings):
+        return words.empty_off
+    setting = misplaced(spec, places) if words.misplaced else ""
+    if setting:
+        return words.misplaced.format(setting=setting)
+    return words.empty.format(root=places.root)
 
 
-__all__ = ["OPENERS", "Opened", "Places", "index_config", "index_names", "nothing_indexed"]
+__all__ = [
+    "PLACES",
+    "KindPlaces",
+    "Opened",
+    "Places",
+    "index_config",
+    "index_names",
+    "misplaced",
+    "nothing_indexed",
+    "paths_in",
+    "source_folders",
+    "switched_on",
+]

@@ -26,7 +26,7 @@ from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull,
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.lock import held as lock_held
 from agentty_rag.outcome import Outcome, answer
-from agentty_rag.places import Places, index_config, nothing_indexed
+from agentty_rag.places import Places, index_config, nothing_indexed, paths_in
 from agentty_rag.request import SearchRequest, code_request, docs_indexes, docs_request
 from agentty_rag.resources import WorkspaceResources
 from agentty_rag.retrieve.generator import close_generators
@@ -263,12 +263,12 @@ class Workspace:
         return outcome
 
     def _remember(self, name: str, query: str, outcome: Outcome) -> None:
-        """Remember the docs and code files a search showed, for ``agentty-rag feedback`` (implicit learning)."""
-        folders = {"code": self.root, "docs": self.docs_root()}
+        """Remember the learnable kinds' files a search showed, for ``agentty-rag feedback`` (implicit learning)."""
+        folders = paths_in(self.places)  # the folder of each learnable kind (docs, code)
         shown: dict[str, feedback.Shown] = {}
         for rank, passage in enumerate(outcome.packed.passages, start=1):
             chunk = passage.hit.chunk
-            folder = folders.get(chunk.source) if chunk.source in feedback.LEARNABLE else None
+            folder = folders.get(chunk.source)
             if folder is not None and chunk.ref not in shown:
                 shown[chunk.ref] = feedback.Shown(chunk.ref, os.path.normpath(folder / chunk.ref), rank)
         feedback.remember(self.state_dir, feedback.RecentSearch(time.time(), name, query, tuple(shown.values())))

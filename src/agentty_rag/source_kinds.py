@@ -3,12 +3,15 @@
 One entry per kind says which index it lives in, whether it is source code (how it is chunked, indexed,
 compressed and shown), what its ``ref`` is (a path: provenance names lines, ``scope`` can restrict it; or a
 name), what a passage of it is named after, whether neighbouring passages of it are stitched, and what the
-``sources`` argument of its search tool calls it, what ``status`` calls it, which folder it is read from, and
-whether its index is kept on disk.
-Chunking, the index fields, stitching, the filters, the budget, rendering, ``status``, the benchmark's labels
-and corpus copies and the server's argument type read these entries; none of them names a kind. A new kind
-is a member of ``SourceKind`` and an entry in ``SOURCES``, here, plus the ``Source`` that reads it
-(``sources/``) and its opener in ``places.OPENERS``.
+``sources`` argument of its search tool calls it, what ``status`` calls it, which folder it is read from,
+whether its index is kept on disk, which setting turns it off, whether a search remembers its files for
+feedback, which folder of ``.agentty/`` holds it (a team commits it, the watcher watches it), and what is said
+of it in words (``Wording``): by ``status``, and by a search whose index holds nothing.
+Chunking, the index fields, stitching, the filters, the budget, rendering, ``status``, the watcher, feedback,
+the benchmark's labels and corpus copies and the server's argument type read these entries; none of them
+names a kind. A new kind is a member of ``SourceKind`` and an entry in ``SOURCES``, here, plus the ``Source``
+that reads it (``sources/``) and its entry in ``places.PLACES`` (how its files are opened in a workspace and
+which folders ``status`` shows for it).
 
 Only value types live here: the module imports nothing of the package, so every layer may read it.
 """
@@ -21,6 +24,31 @@ from typing import TYPE_CHECKING, Literal
 
 SourceKind = Literal["docs", "skill", "memory", "code", "mcp"]
 IndexName = Literal["docs", "code", "mcp"]
+
+
+@dataclass(frozen=True)
+class Wording:
+    """What is said of a kind in words, by ``status`` and by a search whose index holds nothing.
+
+    An index's first kind (in registry order) speaks for the index. ``{root}`` is the workspace root,
+    ``{setting}`` the folder setting as given (``AGENTTY_DOCS_DIR=notes``), ``{looked_in}`` the folders
+    looked in.
+
+    Args:
+        empty: why its index holds nothing, when the kind is on.
+        empty_off: why its index holds nothing, when the settings turn the kind off; none: as ``empty``.
+        misplaced: why its index holds nothing, when its folder setting names no folder; none: as ``empty``.
+        none_found: the next step ``status`` gives when none of its folders was found.
+        none_read: the next step ``status`` gives when its index was built and holds no file.
+        missing: what ``status`` says of its one folder when it does not exist (after ``does not exist``).
+    """
+
+    empty: str = ""
+    empty_off: str = ""
+    misplaced: str = ""
+    none_found: str = ""
+    none_read: str = ""
+    missing: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +81,14 @@ class SourceSpec:
             then names; none: the copy's root.
         keeps_folder: its file is named after the folder holding it (a skill's ``SKILL.md``), so a copy keeps
             that folder and the file's name instead of the path its key names.
+        switch: the settings field that turns it on or off; none: it is always on.
+        learnable: its files are ones an agent opens, so a search remembers those it showed and feedback
+            judges them (``AGENTTY_RAG_LEARN``); its ``ref`` is a path in the folder its files are read from.
+        state_folder: its folder under ``.agentty/`` (``skills``): a team commits it, and the watcher watches
+            it; none: the kind has none.
+        status_key: its entry in what ``status`` reports of the sources' folders (the key in ``status
+            --json``); none: ``status`` reports no folders for it.
+        words: what is said of it in words (``Wording``).
     """
 
     name: SourceKind
@@ -70,6 +106,11 @@ class SourceSpec:
     folder_setting: str = ""
     copy_folder: str = ""
     keeps_folder: bool = False
+    switch: str = ""
+    learnable: bool = False
+    state_folder: str = ""
+    status_key: str = ""
+    words: Wording = Wording()
 
     @property
     def searched_by(self) -> IndexName:
@@ -96,6 +137,18 @@ SOURCES: Mapping[str, SourceSpec] = {
             shown="docs folder",
             folder_setting="docs_dir",
             copy_folder="docs",
+            switch="docs_enabled",
+            learnable=True,
+            state_folder="knowledge",
+            status_key="docs",
+            words=Wording(
+                empty=(
+                    "no docs indexed — set AGENTTY_DOCS_DIR or create ./docs "
+                    "(skills go in .agentty/skills/NAME/SKILL.md, memory in .agentty/memory/)"
+                ),
+                misplaced="no docs indexed — {setting} is not a folder; point it at your docs or create it",
+                none_found="no docs folder found (looked in {looked_in}): create ./docs or set AGENTTY_DOCS_DIR",
+            ),
         ),
         SourceSpec(
             "skill",
@@ -108,6 +161,9 @@ SOURCES: Mapping[str, SourceSpec] = {
             folder_setting="skills_dirs",
             copy_folder="skills",
             keeps_folder=True,
+            switch="skills_enabled",
+            state_folder="skills",
+            status_key="skills",
         ),
         SourceSpec(
             "memory",
@@ -119,8 +175,25 @@ SOURCES: Mapping[str, SourceSpec] = {
             choices=("memory", "memories"),
             folder_setting="memory_dir",
             copy_folder="memory",
+            switch="memory_enabled",
+            state_folder="memory",
+            status_key="memory",
+            words=Wording(missing="facts an agent learns go there"),
         ),
-        SourceSpec("code", "code", code=True, named_by="symbol"),
+        SourceSpec(
+            "code",
+            "code",
+            code=True,
+            named_by="symbol",
+            switch="code_enabled",
+            learnable=True,
+            status_key="code",
+            words=Wording(
+                empty="no code indexed — no source files in a known language under {root}",
+                empty_off="no code indexed — AGENTTY_RAG_CODE=0 turns search_code off",
+                none_read="no source files in a known language under {root}",
+            ),
+        ),
         SourceSpec(
             "mcp",
             "mcp",
@@ -130,6 +203,16 @@ SOURCES: Mapping[str, SourceSpec] = {
             kept=False,
             origin="server",
             shown="MCP resources",
+            switch="mcp_enabled",
+            words=Wording(
+                empty=(
+                    "no MCP resources — no configured MCP server offers text resources "
+                    "(`agentty-rag status` lists them)"
+                ),
+                empty_off=(
+                    "no MCP resources — AGENTTY_RAG_MCP=1 searches the resources of the MCP servers the agent uses"
+                ),
+            ),
         ),
     )
 }
@@ -151,6 +234,17 @@ def kinds_of(index: str) -> tuple[SourceSpec, ...]:
 def kinds_searched_by(tool: str) -> tuple[SourceSpec, ...]:
     """The kinds an index's search tool searches (its own and those merged into it), in registry order."""
     return tuple(spec for spec in SOURCES.values() if spec.searched_by == tool)
+
+
+def state_folders() -> tuple[str, ...]:
+    """The folders under ``.agentty/`` that hold the kinds' files, in registry order: ``knowledge``, ``skills``,
+    ``memory``."""
+    return tuple(spec.state_folder for spec in SOURCES.values() if spec.state_folder)
+
+
+def learnable() -> tuple[str, ...]:
+    """The kinds whose files a search remembers for feedback: ``docs``, ``code``."""
+    return tuple(spec.name for spec in SOURCES.values() if spec.learnable)
 
 
 def choice_names(tool: str) -> tuple[str, ...]:
@@ -176,9 +270,12 @@ __all__ = [
     "IndexName",
     "SourceKind",
     "SourceSpec",
+    "Wording",
     "choice_names",
     "chosen_kind",
     "kinds_of",
     "kinds_searched_by",
+    "learnable",
     "source_spec",
+    "state_folders",
 ]

@@ -15,14 +15,16 @@ import os
 from pathlib import Path
 
 from agentty_rag.fsguard import UnsafeFile, check_state_dir, read_regular, write_private
+from agentty_rag.source_kinds import state_folders
 from agentty_rag.status_types import StateFolder
 
 GITIGNORE = ".gitignore"
-# What a user writes under .agentty/: the only entries its .gitignore lets git see.
-COMMITTED = ("ignore", "knowledge/", "skills/", "memory/")
+# What a user writes under .agentty/: the only entries its .gitignore lets git see (the ignore rules, and the
+# folders of the source kinds that have one).
+COMMITTED = ("ignore", *(f"{folder}/" for folder in state_folders()))
 RULES = (
     "# Written by agentty-rag: everything here is machine state (indexes, locks, verdicts, settings),\n"
-    "# rebuilt on demand, except what a team commits: ignore, knowledge/, skills/ and memory/.\n"
+    f"# rebuilt on demand, except what a team commits: {', '.join(COMMITTED[:-1])} and {COMMITTED[-1]}.\n"
     "/*\n" + "".join(f"!/{name}\n" for name in COMMITTED)
 )
 

@@ -10,31 +10,28 @@ import contextlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from agentty_rag.config import Settings
 from agentty_rag.discovery import Located
 from agentty_rag.fsguard import read_regular
+from agentty_rag.places import index_names, source_folders, switched_on
 from agentty_rag.render import render_preview
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.service import Workspace
-from agentty_rag.source_kinds import kinds_of, source_spec
+from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of, source_spec
 from agentty_rag.sources.languages import file_language, named_by_text
 from agentty_rag.sources.text import decode
 from agentty_rag.state_dir import describe as describe_state_dir
 from agentty_rag.status_types import (
     Dense,
-    DocsFolder,
-    Folder,
+    FoundFolder,
     IndexPreview,
     IndexState,
     Manifest,
     McpResources,
     McpServer,
-    OneFolder,
     Redacted,
-    SkillFolders,
     Skipped,
     Sources,
     StatusReport,
@@ -53,34 +50,14 @@ LIFTED_BY = {
 }
 
 
-def _folder(path: Path, workspace: Workspace) -> Folder:
-    return Folder(str(path), _shown(path, workspace), path.is_dir())
-
-
-def _shown(path: Path, workspace: Workspace) -> str:
-    home = workspace.settings.home
-    if path == workspace.root or workspace.root in path.parents:
-        return "./" + path.relative_to(workspace.root).as_posix()
-    if home is not None and home in path.parents:
-        return "~/" + path.relative_to(home).as_posix()
-    return str(path)
-
-
 def sources(workspace: Workspace) -> Sources:
-    """Where each source of the docs index is read from, and whether it exists."""
-    s = workspace.settings
-    docs_root = workspace.docs_root()
-    looked_in = (
-        (str(s.docs_dir),)
-        if s.docs_dir is not None
-        else (_shown(workspace.root / "docs", workspace), _shown(workspace.state_dir / "knowledge", workspace))
-    )
-    return Sources(
-        docs=DocsFolder(s.docs_enabled, _folder(docs_root, workspace) if docs_root is not None else None, looked_in),
-        skills=SkillFolders(s.skills_enabled, tuple(_folder(p, workspace) for p in workspace.skills_dirs())),
-        memory=OneFolder(s.memory_enabled, _folder(workspace.memory_dir(), workspace)),
-        code=OneFolder(s.code_enabled, _folder(workspace.root, workspace)),
-    )
+    """Where each source kind is read from, whether it exists, and whether it is switched on."""
+    return source_folders(workspace.places)
+
+
+def kept_indexes() -> tuple[str, ...]:
+    """The indexes kept on disk, which ``status`` reports: ``docs``, ``code``."""
+    return tuple(name for name in index_names() if all(spec.kept for spec in kinds_of(name)))
 
 
 def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexState:
@@ -123,7 +100,7 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
 def gather(workspace: Workspace, located: Located) -> StatusReport:
     """Everything ``status`` reports (``--json`` prints it as is)."""
     indexes = {
-        name: index_state(workspace.index(name).status(), workspace.dense_status(name)) for name in ("docs", "code")
+        name: index_state(workspace.index(name).status(), workspace.dense_status(name)) for name in kept_indexes()
     }
     server = running_server(workspace.state_dir)  # a server's watcher, seen from this process
     if server:
@@ -208,22 +185,16 @@ def mcp_resources(workspace: Workspace) -> McpResources:
 def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
     """What a user can do about what the report shows, most useful first."""
     s = workspace.settings
-    steps: list[str] = []
-    docs = report.sources.docs
-    if docs.enabled and docs.folder is None:
-        if s.docs_dir is not None:
-            steps.append(f"AGENTTY_DOCS_DIR={s.docs_dir} is not a folder: point it at your docs")
-        else:
-            looked = ", ".join(docs.looked_in)
-            steps.append(f"no docs folder found (looked in {looked}): create ./docs or set AGENTTY_DOCS_DIR")
+    steps = [step for spec in kinds_of_report(report) if (step := _not_found(spec, report.sources))]
     indexes = report.indexes
     unbuilt = [name for name, state in indexes.items() if not state.built and state.to_index]
     if unbuilt:
-        which = "all" if len(unbuilt) == 2 else unbuilt[0]
+        which = "all" if len(unbuilt) == len(kept_indexes()) else unbuilt[0]
         steps.append(f"`agentty-rag index {which}` builds the index now (the first search would build it anyway)")
-    code = indexes["code"]
-    if s.code_enabled and code.built and code.files == 0:
-        steps.append(f"no source files in a known language under {workspace.root}")
+    for name, state in indexes.items():
+        first = kinds_of(name)[0]  # an index's first kind speaks for it
+        if first.words.none_read and switched_on(first, s) and state.built and state.files == 0:
+            steps.append(first.words.none_read.format(root=workspace.root))
     for name, state in indexes.items():
         for reason, count in state.skipped.counts.items():
             variable = LIFTED_BY.get((name, reason))
@@ -247,6 +218,20 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
     if dense.state == "ready" and missing > 0:
         steps.append(f"`agentty-rag index all` embeds the {missing:,} chunks that have no vector yet")
     return steps
+
+
+def kinds_of_report(report: StatusReport) -> tuple[SourceSpec, ...]:
+    """The kinds whose folders the report holds, in registry order."""
+    return tuple(spec for spec in SOURCES.values() if spec.status_key in report.sources)
+
+
+def _not_found(spec: SourceSpec, sources: Sources) -> str:
+    """The next step for a kind that is on and none of whose folders was found ("" when one was, or it has none
+    to find). A folder setting always names the folder found, even one that does not exist."""
+    folders = sources[spec.status_key]
+    if not (isinstance(folders, FoundFolder) and folders.enabled and folders.folder is None):
+        return ""
+    return spec.words.none_found.format(looked_in=", ".join(folders.looked_in))
 
 
 def _language(stamp: FileStamp) -> str:

@@ -22,9 +22,15 @@ class Folder:
     exists: bool
 
 
+# What ``status`` reports of one source kind's folders: whether the kind is switched on, and where its files are
+# read from, in one of four shapes (``render`` shows each shape its own way; the kind's entry in
+# ``places.PLACES`` picks its shape).
+
+
 @dataclass(frozen=True)
-class DocsFolder:
-    """The docs folder: the one found (None: none), and where it was looked for."""
+class FoundFolder:
+    """A source read from the first of its folders that exists (docs): the one found (None: none), and where
+    it was looked for."""
 
     enabled: bool
     folder: Folder | None
@@ -32,8 +38,8 @@ class DocsFolder:
 
 
 @dataclass(frozen=True)
-class SkillFolders:
-    """The skills folders, in the order a skill name found again is shadowed."""
+class Folders:
+    """A source read from several folders (skills), in the order a name found again is shadowed."""
 
     enabled: bool
     folders: tuple[Folder, ...]
@@ -41,20 +47,24 @@ class SkillFolders:
 
 @dataclass(frozen=True)
 class OneFolder:
-    """A source read from one folder (memory; code, from the workspace root)."""
+    """A source read from one folder (memory)."""
 
     enabled: bool
     folder: Folder
 
 
 @dataclass(frozen=True)
-class Sources:
-    """Where each source is read from, and whether it is switched on."""
+class RootFolder:
+    """A source read from the workspace root (code): ``status`` says only when it is off."""
 
-    docs: DocsFolder
-    skills: SkillFolders
-    memory: OneFolder
-    code: OneFolder
+    enabled: bool
+    folder: Folder
+
+
+SourceFolders = FoundFolder | Folders | OneFolder | RootFolder
+# Where each source kind is read from, and whether it is switched on, by the kind's ``status_key`` in registry
+# order (``docs``, ``skills``, ``memory``, ``code``).
+Sources = Mapping[str, SourceFolders]
 
 
 @dataclass(frozen=True)
@@ -235,8 +245,9 @@ class IndexPreview:
 
 __all__ = [
     "Dense",
-    "DocsFolder",
     "Folder",
+    "Folders",
+    "FoundFolder",
     "IndexPreview",
     "IndexState",
     "Manifest",
@@ -244,8 +255,9 @@ __all__ = [
     "McpServer",
     "OneFolder",
     "Redacted",
-    "SkillFolders",
+    "RootFolder",
     "Skipped",
+    "SourceFolders",
     "Sources",
     "StateFolder",
     "StatusReport",

@@ -2,21 +2,29 @@
 
 ``status`` says what each index holds, whether it is fresh, what was skipped and why, and what to do next;
 internals (index files, generations, tokenizer, chunking) only with ``--verbose``. ``status --json`` is the
-same report as data, field for field.
+same report as data, field for field. Each source kind's folders are shown in their shape (``FoundFolder``,
+``Folders``, ``OneFolder``, ``RootFolder``) under the name the registry gives the kind, in registry order.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from agentty_rag.config import VARIABLES
+from agentty_rag.source_kinds import SourceSpec, kinds_of
+from agentty_rag.state_dir import COMMITTED
 from agentty_rag.status_types import (
+    Folders,
+    FoundFolder,
     IndexPreview,
     IndexState,
     McpResources,
+    OneFolder,
+    RootFolder,
     Skipped,
+    SourceFolders,
     Sources,
     StateFolder,
     StatusReport,
@@ -26,6 +34,8 @@ from agentty_rag.status_types import (
 _SHOWN_PATHS = 5
 # How many folders, languages or sources a preview line names.
 _SHOWN_COUNTS = 8
+# The variable each setting is read from: a kind switched off names its switch.
+_VARIABLE = {variable.attr: variable.name for variable in VARIABLES}
 
 
 def counted(count: int, word: str) -> str:
@@ -62,7 +72,7 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
 
 def _state_line(state: StateFolder) -> str:
     """Which half of .agentty/ is machine state (ignored by git) and which a team commits."""
-    yours = "ignore, knowledge/, skills/, memory/"
+    yours = ", ".join(COMMITTED)
     if not state.exists:
         return f".agentty/: not created yet (the first search creates it; git ignores all in it but {yours})"
     ignored = {
@@ -95,10 +105,10 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
             f"  secrets redacted: {redacted.secrets:,} in {counted(redacted.files, 'file')} "
             f"({', '.join(redacted.examples[:_SHOWN_PATHS])})"
         )
-    if name == "docs":
-        lines.extend(_docs_source_lines(sources, state.by_source))
-    elif not sources.code.enabled:
-        lines.append("  off (AGENTTY_RAG_CODE=0)")
+    for spec in kinds_of(name):
+        folders = sources.get(spec.status_key) if spec.status_key else None
+        if folders is not None:
+            lines.extend(_source_lines(spec, folders, state.by_source.get(spec.name, 0)))
     if state.dense.state == "ready":
         lines.append(f"  vectors: {state.dense.embedded:,} of {state.dense.chunks:,} chunks embedded")
         if state.dense.leg_check and name == "code":
@@ -132,27 +142,27 @@ def _mcp_lines(mcp: McpResources) -> list[str]:
     return lines
 
 
-def _docs_source_lines(sources: Sources, by_source: Mapping[str, int]) -> list[str]:
-    docs, skills, memory = sources.docs, sources.skills, sources.memory
-    lines = []
-    if not docs.enabled:
-        lines.append("  docs folder: off (AGENTTY_RAG_DOCS=0)")
-    elif docs.folder is None:
-        lines.append(f"  docs folder: none found (looked in {', '.join(docs.looked_in)})")
-    else:
-        lines.append(f"  docs folder: {docs.folder.shown} — {counted(by_source.get('docs', 0), 'file')}")
-    if not skills.enabled:
-        lines.append("  skills: off (AGENTTY_RAG_SKILLS=0)")
-    else:
-        folders = "; ".join(f.shown + ("" if f.exists else " does not exist") for f in skills.folders)
-        lines.append(f"  skills: {counted(by_source.get('skill', 0), 'file')} ({folders})")
-    if not memory.enabled:
-        lines.append("  memory: off (AGENTTY_RAG_MEMORY=0)")
-    elif not memory.folder.exists:
-        lines.append(f"  memory: {memory.folder.shown} does not exist (facts an agent learns go there)")
-    else:
-        lines.append(f"  memory: {memory.folder.shown} — {counted(by_source.get('memory', 0), 'file')}")
-    return lines
+def _source_lines(spec: SourceSpec, folders: SourceFolders, files: int) -> list[str]:
+    """One kind's folders under its index, by their shape: where its ``files`` come from, or that it is off.
+    A kind read from the workspace root says only when it is off, and under its index's name alone."""
+    label = f"{spec.shown_name}: "
+    if isinstance(folders, RootFolder):
+        label = ""
+        if folders.enabled:
+            return []
+    if not folders.enabled:
+        return [f"  {label}off ({_VARIABLE[spec.switch]}=0)"]
+    if isinstance(folders, FoundFolder):
+        if folders.folder is None:
+            return [f"  {label}none found (looked in {', '.join(folders.looked_in)})"]
+        return [f"  {label}{folders.folder.shown} — {counted(files, 'file')}"]
+    if isinstance(folders, Folders):
+        shown = "; ".join(f.shown + ("" if f.exists else " does not exist") for f in folders.folders)
+        return [f"  {label}{counted(files, 'file')} ({shown})"]
+    if isinstance(folders, OneFolder) and not folders.folder.exists:
+        missing = f" ({spec.words.missing})" if spec.words.missing else ""
+        return [f"  {label}{folders.folder.shown} does not exist{missing}"]
+    return [f"  {label}{folders.folder.shown} — {counted(files, 'file')}"]
 
 
 def _skipped_lines(skipped: Skipped) -> list[str]:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.source_kinds import state_folders
+
 log = logging.getLogger(__name__)
 
 # Changed paths an inbox keeps; past this a full scan is cheaper than looking at each.
@@ -31,9 +33,10 @@ DEBOUNCE_MS = 100
 TIMEOUT_MS = 1_000
 
 # The folders whose events never matter: version-control data and this tool's own files (its writes would
-# otherwise wake it after every commit), except the folders under .agentty that hold sources.
+# otherwise wake it after every commit), except what under .agentty holds sources: the ignore rules and the
+# source kinds' folders (``SourceSpec.state_folder``).
 _QUIET_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".mypy_cache", ".ruff_cache"})
-_STATE_SOURCES = frozenset({"skills", "memory", "knowledge", "ignore"})
+_STATE_SOURCES = frozenset({*state_folders(), "ignore"})
 
 
 def relevant(root: str, path: str) -> bool:
