@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("sources", "mcp_resources"),
     ("chunking",),
+    ("ollama_api",),  # the Ollama client the embedder (index) and the generator (retrieve) share
     ("index",),
     ("retrieve",),
     ("budget",),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentty_rag.index.ollama_embedder import port_of, unreachable
+from agentty_rag.ollama_api.client import port_of, unreachable
 from tests.conftest import free_port, write
 
 # Runs one command in-process, then prints which of the watched packages were imported.

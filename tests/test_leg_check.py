@@ -17,7 +17,7 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.discovery import Located
-from agentty_rag.index.dense import Vector
+from agentty_rag.index.dense import Matrix, Role
 from agentty_rag.index.vectors import embed_text
 from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, probe_plan, save, verdict_path
 from agentty_rag.retrieve.candidates import analyse_query
@@ -140,13 +140,13 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
     outcome = later.search_code("rotate the signing keys")
     # Once the index is open, a lexical verdict leaves the next queries unembedded.
     asked: list[str] = []
-    embed_query = later.dense.embedder.embed_query
+    embed = later.dense.embedder.embed
 
-    def recorded(text: str) -> Vector:
-        asked.append(text)
-        return embed_query(text)
+    def recorded(texts: list[str], role: Role) -> Matrix:
+        asked.extend(texts if role == "query" else [])
+        return embed(texts, role)
 
-    later.dense.embedder.embed_query = recorded  # type: ignore[method-assign]
+    later.dense.embedder.embed = recorded  # type: ignore[method-assign]
     assert later.search_code("where are the signing keys kept").result.mode == outcome.result.mode
     assert asked == []
     expected = (
@@ -222,10 +222,10 @@ def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_
     workspace.dense.use_profile(index)
     probe = pick_probes(index, time.monotonic() + 60)[0]
     embedder = workspace.dense.embedder
-    vectors = {slot: embedder.embed_documents([embed_text(chunk)])[0] for slot, chunk in probe.masked.items()}
+    vectors = {slot: embedder.embed([embed_text(chunk)], "document")[0] for slot, chunk in probe.masked.items()}
     view = HiddenDocs(index, probe.masked, vectors)
     weights = analyse_query(index, probe.query, code=True).weights
-    query = embedder.embed_query(probe.query)
+    query = embedder.embed([probe.query], "query")[0]
     slots = sorted(probe.masked)
     groups = index.file_groups()
     seen = view.lexical_scores(weights, files=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
+from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector, probe
 from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.leg_check import LegChecks
@@ -81,7 +81,7 @@ class DenseLeg:
             return self.status
 
     def _probe(self) -> None:
-        result = self.embedder.probe()
+        result = probe(self.embedder)
         self._retry_at = None
         self.close()
         if result.ok and result.profile is not None:
@@ -106,7 +106,7 @@ class DenseLeg:
                 self._cache.move_to_end(key)
                 return cached, ""
         try:
-            vector = self.embedder.embed_query(query)
+            vector: Vector = self.embedder.embed([query], "query")[0]
         except EmbeddingError as error:
             self._failed(error.reason)
             return None, error.reason

@@ -216,7 +216,7 @@ def run_check(
     texts = [(slot, embed_text(chunk)) for probe in probes for slot, chunk in probe.masked.items()]
     vectors: list[Vector] = []
     for first in range(0, len(texts), batch):
-        vectors.extend(embedder.embed_documents([text for _, text in texts[first : first + batch]]))
+        vectors.extend(embedder.embed([text for _, text in texts[first : first + batch]], "document"))
     masked = iter(np.asarray(v, np.float32) for v in vectors)
     ranks: list[tuple[float, float, float]] = []
     held: list[tuple[int, str]] = []

@@ -1,4 +1,4 @@
-"""The ``Embedder`` seam: the factory, the fake's guarantees, and the Ollama client's own failures."""
+"""The ``Embedder`` seam: the factory, the probe, the fake's guarantees, and the Ollama client's own failures."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from agentty_rag.config import load_settings, variable
-from agentty_rag.index.dense import Embedder, EmbeddingError
+from agentty_rag.index.dense import Embedder, EmbeddingError, probe
 from agentty_rag.index.embedders import BACKENDS, make_embedder
 from agentty_rag.index.fake_embedder import DIMENSION, FakeEmbedder
-from agentty_rag.index.ollama_embedder import OllamaEmbedder, normalise_host
+from agentty_rag.index.ollama_embedder import OllamaEmbedder
+from agentty_rag.ollama_api.client import normalise_host
 from tests.conftest import free_port
 
 
@@ -35,34 +36,34 @@ def test_both_backends_satisfy_the_protocol() -> None:
 
 def test_fake_vectors_are_unit_length_deterministic_and_closer_for_shared_words() -> None:
     fake = FakeEmbedder()
-    rows = fake.embed_documents(["rotate the tyres", "rotate the tyres", "bake bread dough", ""])
+    rows = fake.embed(["rotate the tyres", "rotate the tyres", "bake bread dough", ""], "document")
     assert rows.shape == (4, DIMENSION) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows[:3], axis=1), 1.0) and not rows[3].any()
-    assert np.array_equal(rows[0], FakeEmbedder().embed_documents(["rotate the tyres"])[0])  # any instance
-    query = fake.embed_query("when should I rotate tyres")
+    assert np.array_equal(rows[0], FakeEmbedder().embed(["rotate the tyres"], "document")[0])  # any instance
+    query = fake.embed(["when should I rotate tyres"], "query")[0]
     assert float(rows[0] @ query) > float(rows[2] @ query)
-    assert fake.embed_documents([]).shape == (0, 0)
+    assert fake.embed([], "document").shape == (0, 0)
 
 
 def test_fake_probe_reports_its_profile_or_its_failure() -> None:
     fake = FakeEmbedder("fake-x", dimension=8)
-    result = fake.probe()
+    result = probe(fake)
     assert (
         result.ok and result.profile is not None and (result.profile.model, result.profile.dimension) == ("fake-x", 8)
     )
+    assert fake.requests == 0  # a probe is no request of a search or a build
     fake.failing = "connection refused"
-    assert fake.probe().reason == "connection refused"
+    assert probe(fake).reason == "connection refused"
     with pytest.raises(EmbeddingError, match="connection refused"):
-        fake.embed_query("x")
+        fake.embed(["x"], "query")
 
 
-def test_ollama_knows_no_dimension_before_a_probe_and_names_a_refusal() -> None:
+def test_ollama_names_a_refusal() -> None:
     embedder = OllamaEmbedder(f"127.0.0.1:{free_port()}", "all-minilm")
-    assert embedder.dimensions is None
-    result = embedder.probe()
+    result = probe(embedder)
     assert not result.ok and result.reason.startswith("connection refused at http://127.0.0.1:")
     with pytest.raises(EmbeddingError, match="connection refused"):
-        embedder.embed_documents(["text"])
+        embedder.embed(["text"], "document")
     embedder.close()
 
 

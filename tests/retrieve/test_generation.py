@@ -3,7 +3,8 @@ server in ../shared/tools with its deterministic ``--generator echo`` (no model:
 prompt's words, so what the stages do with it can be checked exactly) and its fault flags.
 
 The echo answer to a prompt ending ``…: how are sessions signed`` is
-``1. how are sessions signed\\n2. sessions signed\\n3. signed sessions``.
+``1. how are sessions signed\\n2. sessions signed\\n3. signed sessions``. The in-process ``FakeGenerator``
+answers the same (``test_fake_generator.py`` runs the stages over it, without a server).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.generator import Generator, close_generators
+from agentty_rag.retrieve.ollama_generator import OllamaGenerator
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.expand import Expand, prompt, rewordings
 from agentty_rag.retrieve.stages.hyde import Hyde, passage
@@ -105,7 +107,7 @@ def test_the_generator_answers_deterministically_and_remembers(
     compat_server: Callable[..., CompatServer],
 ) -> None:
     server = compat_server(*ECHO)
-    generator = Generator(server.host, "qwen2.5:0.5b", timeout_s=2.0)
+    generator = Generator(OllamaGenerator(server.host, "qwen2.5:0.5b", 2.0))
     first = generator.generate(f"Write three alternative search queries for: {QUERY}", 64)
     assert first.text == "1. how are sessions signed\n2. sessions signed\n3. signed sessions"
     assert first.reason == "" and not first.cached
@@ -116,7 +118,7 @@ def test_the_generator_answers_deterministically_and_remembers(
 
 def test_a_generator_nobody_serves_is_unavailable_and_says_why() -> None:
     host = _closed_host()
-    generator = Generator(host, "qwen2.5:0.5b", timeout_s=2.0)
+    generator = Generator(OllamaGenerator(host, "qwen2.5:0.5b", 2.0))
     answer = generator.generate("Write: anything", 64)
     assert answer.text == ""
     assert answer.reason == f"generator unavailable: connection refused at http://{host}"
@@ -126,28 +128,28 @@ def test_a_model_that_only_embeds_or_is_missing_is_refused_by_the_probe(
     compat_server: Callable[..., CompatServer],
 ) -> None:
     server = compat_server(*ECHO)
-    embedder = Generator(server.host, "all-minilm", timeout_s=2.0).generate("Write: x", 8)
+    embedder = Generator(OllamaGenerator(server.host, "all-minilm", 2.0)).generate("Write: x", 8)
     assert embedder.reason == "generator unavailable: model all-minilm does not generate text (it offers embedding)"
-    missing = Generator(server.host, "no-such-model", timeout_s=2.0).generate("Write: x", 8)
+    missing = Generator(OllamaGenerator(server.host, "no-such-model", 2.0)).generate("Write: x", 8)
     assert missing.reason.startswith("generator unavailable: model no-such-model is not available")
 
 
 def test_a_failing_server_fails_the_probe(compat_server: Callable[..., CompatServer]) -> None:
     server = compat_server(*ECHO, "--fail")
-    answer = Generator(server.host, "qwen2.5:0.5b", timeout_s=2.0).generate("Write: x", 8)
+    answer = Generator(OllamaGenerator(server.host, "qwen2.5:0.5b", 2.0)).generate("Write: x", 8)
     assert answer.reason.startswith("generator unavailable: server error 500")
 
 
 def test_a_failed_call_rests_the_generator_then_it_tries_again(compat_server: Callable[..., CompatServer]) -> None:
     server = compat_server(*ECHO, "--fail-first", "1")
-    resting = Generator(server.host, "qwen2.5:0.5b", timeout_s=2.0, retry_s=3600)
+    resting = Generator(OllamaGenerator(server.host, "qwen2.5:0.5b", 2.0), retry_s=3600)
     failed = resting.generate("Write: a b", 8)
     assert failed.text == "" and failed.reason.startswith("generator failed: server error 500")
     # the next call within the rest does not ask the server at all
     assert resting.generate("Write: c d", 8).reason.startswith("generator unavailable: server error 500")
     resting.close()
     server = compat_server(*ECHO, "--fail-first", "1")
-    retrying = Generator(server.host, "qwen2.5:0.5b", timeout_s=2.0, retry_s=0)
+    retrying = Generator(OllamaGenerator(server.host, "qwen2.5:0.5b", 2.0), retry_s=0)
     assert retrying.generate("Write: red fox", 64).text == ""
     assert retrying.generate("Write: red fox", 64).text == "1. red fox\n2. red fox\n3. fox red"
     retrying.close()
@@ -155,7 +157,7 @@ def test_a_failed_call_rests_the_generator_then_it_tries_again(compat_server: Ca
 
 def test_a_slow_generator_times_out_within_its_bound(compat_server: Callable[..., CompatServer]) -> None:
     server = compat_server(*ECHO, "--delay-ms", "20000", "--delay-scope", "generate")
-    generator = Generator(server.host, "qwen2.5:0.5b", timeout_s=0.3)
+    generator = Generator(OllamaGenerator(server.host, "qwen2.5:0.5b", 0.3))
     started = time.monotonic()
     answer = generator.generate("Write: a b", 8)
     # a loose bound, far below the server's 20 s delay: the call gave up at its own timeout

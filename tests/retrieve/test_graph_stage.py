@@ -191,3 +191,14 @@ def test_every_stage_on_with_a_stalled_generator_waits_one_timeout_and_says_so(
     assert "note: hyde: skipped (generator unavailable: timeout after 0.3 s; resting 30 s)" in outcome.text
     assert "graph +1" in _stages(outcome.structured)
     assert outcome.structured["results"][0]["path"] == "security.md"
+
+
+def test_every_stage_on_with_the_fake_generator_runs_each_in_pipeline_order(tmp_path: Path) -> None:
+    write(tmp_path, DOCS)
+    outcome = _ws(tmp_path, **EVERY_STAGE, AGENTTY_RAG_GEN_BACKEND="fake").search_docs(QUERY, k=4)
+    stages = _stages(outcome.structured)
+    order = ("prf", "expand +", "hyde +", "graph +1", "learned", "graded")
+    at = [next((i for i, stage in enumerate(stages) if stage.startswith(step)), -1) for step in order]
+    assert all(position >= 0 for position in at) and at == sorted(at), stages
+    assert "skipped" not in outcome.text
+    assert outcome.structured["results"][0]["path"] == "security.md"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentty_rag.config.variables import flag, integer, text
+from agentty_rag.config.variables import choice, flag, integer, text
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,13 @@ class GenerationSettings:
         False,
         "HyDE: the generator writes a short hypothetical passage (for code, a plausible function), which is "
         "searched (and embedded when the dense leg is up) and fused by rank with the original (off, as above).",
+    )
+    gen_backend: str = choice(
+        "AGENTTY_RAG_GEN_BACKEND",
+        "ollama",
+        "Where generations come from: `ollama` (a server speaking Ollama's API) or `fake` (deterministic echo "
+        "answers made in-process, for tests: no model, no meaning).",
+        choices=("ollama", "fake"),
     )
     gen_model: str = text(
         "AGENTTY_RAG_GEN_MODEL",

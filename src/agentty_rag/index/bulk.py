@@ -19,9 +19,9 @@ from agentty_rag.index.ingest import BuiltFile
 from agentty_rag.index.lexical import LexicalIndex, Segment
 from agentty_rag.index.manifest import Scan
 from agentty_rag.index.records import ChunkRecord
-from agentty_rag.index.sqlite_vectors import prune_vectors
 from agentty_rag.index.store import FileRow, Store
 from agentty_rag.index.update import write_meta
+from agentty_rag.index.vector_stores import vector_backend
 
 # Chunk rows written per statement.
 _ROWS_PER_WRITE = 2000
@@ -96,7 +96,7 @@ def rebuild(
         segments, lengths = postings.segments(len(vocab))
         store.put_segments(segments, lengths)
         store.put_files(files)
-        prune_vectors(store)
+        vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=slot, next_slot=slot, vocab_size=len(vocab))
     lexical = LexicalIndex(fields)
     lexical.load_base(segments, lengths, np.arange(slot, dtype=np.int32))

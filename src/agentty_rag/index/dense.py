@@ -1,8 +1,9 @@
 """The optional dense leg: the ``Embedder`` seam (``vectors.py`` keeps and searches the vectors it makes).
 
-An ``Embedder`` turns texts into L2-normalised vectors; ``embedders.make_embedder`` picks one by
-``AGENTTY_EMBED_BACKEND``: ``OllamaEmbedder`` (``ollama_embedder.py``, the only network code) or the
-deterministic ``FakeEmbedder`` (``fake_embedder.py``) for tests. What the vectors depend on is an
+An ``Embedder`` is a name (its model) and one batch method turning texts into L2-normalised vectors;
+``embedders.make_embedder`` picks one by ``AGENTTY_EMBED_BACKEND``: ``OllamaEmbedder`` (``ollama_embedder.py``)
+or the deterministic ``FakeEmbedder`` (``fake_embedder.py``) for tests. ``probe`` learns from one bounded
+batch whether a backend embeds, and with which profile. What the vectors depend on is an
 ``EmbeddingProfile``; its key includes the query/document prefixes a model family expects:
 
 * nomic-embed-text and other ``nomic`` models: ``search_query: `` / ``search_document: ``;
@@ -15,8 +16,9 @@ deterministic ``FakeEmbedder`` (``fake_embedder.py``) for tests. What the vector
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +27,9 @@ from agentty_rag.errors import EmbeddingError
 
 Matrix = npt.NDArray[np.float32]
 Vector = npt.NDArray[np.float32]
+# What a batch is for: the start-up probe (bounded, on a connection of its own, the query prefix), a query (the
+# query prefix, the short timeout) or passages (the document prefix, the long timeout).
+Role = Literal["probe", "query", "document"]
 
 _RETRIEVAL_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
@@ -76,30 +81,33 @@ class Embedder(Protocol):
     """
 
     @property
+    def model(self) -> str:
+        """Its name: the model its vectors come from (they are kept under it, see ``EmbeddingProfile``)."""
+        ...
+
+    @property
     def where(self) -> str:
         """Where it runs, for status lines: ``at http://127.0.0.1:11434``, ``in-process``."""
         ...
 
-    @property
-    def dimensions(self) -> int | None:
-        """The vectors' length (None until a probe has learned it)."""
-        ...
-
-    def probe(self) -> ProbeResult:
-        """One bounded attempt: does the backend embed with the configured model, and how long are the vectors?"""
-        ...
-
-    def embed_documents(self, texts: list[str]) -> Matrix:
-        """One row per text, in order (passages: the document prefix, the long timeout)."""
-        ...
-
-    def embed_query(self, text: str) -> Vector:
-        """The query's vector (the query prefix, the short timeout)."""
+    def embed(self, texts: list[str], role: Role) -> Matrix:
+        """One row per text, in order, for ``role``."""
         ...
 
     def close(self) -> None:
         """Release connections; a later call opens new ones."""
         ...
+
+
+def probe(embedder: Embedder) -> ProbeResult:
+    """One bounded attempt: does the backend embed with its model, and how long are the vectors?"""
+    started = time.perf_counter()
+    try:
+        vectors = embedder.embed(["probe"], "probe")
+    except EmbeddingError as error:
+        return ProbeResult(False, error.reason, seconds=time.perf_counter() - started)
+    profile = EmbeddingProfile(embedder.model, int(vectors.shape[1]))
+    return ProbeResult(True, "", profile, time.perf_counter() - started)
 
 
 def normalise(rows: Matrix) -> Matrix:
@@ -115,7 +123,9 @@ __all__ = [
     "EmbeddingProfile",
     "Matrix",
     "ProbeResult",
+    "Role",
     "Vector",
     "normalise",
     "prefixes",
+    "probe",
 ]

@@ -177,9 +177,7 @@ class CorpusIndex:
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""
         with self._lock:
-            if self._mirror.vectors is None:
-                return 0, self._mirror.lexical.n_live
-            return self._mirror.vectors.coverage(self._mirror.lexical.alive), self._mirror.lexical.n_live
+            return self._mirror.vector_coverage()
 
     def embed_missing(
         self, embedder: Embedder, batch: int = 32, limit: int | None = None, progress: Progress | None = None
@@ -196,13 +194,13 @@ class CorpusIndex:
             with self._lock:
                 self._mirror.sync()
                 generation = self._mirror.generation
-                missing = vectors.missing(batch if limit is None else min(batch, limit - done))
+                missing = self._mirror.unembedded(vectors, batch if limit is None else min(batch, limit - done))
                 have, live = self.vector_coverage()
                 if not missing:
                     if have < live:
                         vectors.load()  # another process embedded them
                     return done
-            embedded = embedder.embed_documents([embed_text(chunk) for _, _, chunk in missing])
+            embedded = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
             with self._lock:
                 vectors.put([slot for slot, _, _ in missing], [h for _, h, _ in missing], embedded)
                 if self._mirror.generation != generation:  # the slots may hold other chunks now
@@ -226,9 +224,7 @@ class CorpusIndex:
         """Every chunk slot's cosine similarity to ``vector`` (NaN where a slot has no vector or is not
         ``allowed``); None when the index searches no vectors."""
         with self._lock:
-            if self._mirror.vectors is None:
-                return None
-            return self._mirror.vectors.similarities(vector, self._mirror.lexical.alive, allowed)
+            return self._mirror.similarities(vector, allowed)
 
     # -- searching ------------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import numpy as np
 import xxhash
 
 from agentty_rag.config import DenseSettings
-from agentty_rag.index.dense import EmbeddingError, EmbeddingProfile, Matrix, ProbeResult, Vector, normalise
+from agentty_rag.index.dense import EmbeddingError, Matrix, Role, Vector, normalise
 
 _WORD = re.compile(r"\w+")
 DIMENSION = 64
@@ -45,26 +45,14 @@ class FakeEmbedder:
         # Its own model name: its vectors are never taken for a real model's of the same name.
         return cls(f"fake-{settings.embed_model}")
 
-    @property
-    def dimensions(self) -> int:
-        return self._dimension
-
-    def probe(self) -> ProbeResult:
-        if self.failing:
-            return ProbeResult(False, self.failing)
-        return ProbeResult(True, "", EmbeddingProfile(self.model, self._dimension))
-
-    def embed_documents(self, texts: list[str]) -> Matrix:
-        self.requests += 1
+    def embed(self, texts: list[str], role: Role) -> Matrix:
+        if role != "probe":
+            self.requests += 1
         if self.failing:
             raise EmbeddingError(self.failing)
         if not texts:
             return np.zeros((0, 0), np.float32)
         return normalise(np.stack([word_vector(text, self._dimension) for text in texts]))
-
-    def embed_query(self, text: str) -> Vector:
-        vector: Vector = self.embed_documents([text])[0]
-        return vector
 
     def close(self) -> None:
         """Nothing to release."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.dense import EmbeddingProfile
@@ -19,13 +22,16 @@ from agentty_rag.index.lexical import LexicalIndex
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import meta_int, write_manifest
 from agentty_rag.index.notes import Notes
-from agentty_rag.index.sqlite_vectors import SqliteVectors, has_vectors, import_vectors
 from agentty_rag.index.storage import Storage
 from agentty_rag.index.store import FileRow, Store, dumps
-from agentty_rag.index.vectors import VectorStore
+from agentty_rag.index.vector_stores import vector_backend
+from agentty_rag.index.vectors import Matrix, VectorStore
 from agentty_rag.index.views import Views
+from agentty_rag.types import Chunk
 
 log = logging.getLogger(__name__)
+
+Mask = npt.NDArray[np.bool_]
 
 
 class Mirror:
@@ -39,6 +45,7 @@ class Mirror:
         self.generation = -1
         self.files: dict[str, FileRow] = {}
         self.views = Views(self.storage.open, config.field_names)
+        self.vector_backend = vector_backend(config.vector_store)
         self.vectors: VectorStore | None = None
         self.embedding_profile: EmbeddingProfile | None = None
         self.manifest_due = False  # a patch was committed since the JSON mirror was last written
@@ -167,8 +174,8 @@ class Mirror:
         if profile == self.embedding_profile:
             return
         self.embedding_profile = profile
-        # The one place that chooses where vectors are kept.
-        self.vectors = None if profile is None else SqliteVectors(self.store, profile.key, profile.dimension)
+        # The one place that makes the store of the vectors (its backend is the configuration's).
+        self.vectors = None if profile is None else self.vector_backend(self.store, profile)
         # Vectors load with the index; choosing a profile never creates a database.
         if self.vectors is not None and not self.storage.never_built():
             self.sync()
@@ -177,7 +184,7 @@ class Mirror:
     def import_vectors(self, other: Path) -> int:
         """Reuse the vectors of another index database (same profile, same embedded text); returns how many."""
         try:
-            added = import_vectors(self.store(), other)
+            added = self.vector_backend.imported(self.store(), other)
         except AgenttyError as error:
             log.info("could not read vectors from %s: %s", other, error)
             return 0
@@ -185,12 +192,42 @@ class Mirror:
             self.vectors.load()
         return added
 
+    def unembedded(self, vectors: VectorStore, limit: int) -> list[tuple[int, str, Chunk]]:
+        """(id, embed hash, chunk) of up to ``limit`` chunks ``vectors`` has no vector for, in id order."""
+        ids = vectors.missing(limit)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.store().chunks_where(f"c WHERE c.slot IN ({marks}) ORDER BY c.slot", ids)
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(live chunks with a vector, live chunks) for the active profile."""
+        if self.vectors is None:
+            return 0, self.lexical.n_live
+        return self.vectors.coverage(np.flatnonzero(self.lexical.alive)), self.lexical.n_live
+
+    def similarities(self, query: Matrix, allowed: Mask | None = None) -> Matrix | None:
+        """Every chunk slot's cosine similarity to ``query`` (NaN where a chunk is not live, not ``allowed`` or has
+        no vector); None when no profile is in use."""
+        if self.vectors is None:
+            return None
+        alive = self.lexical.alive
+        usable = alive.copy()
+        if allowed is not None:
+            m = min(len(usable), len(allowed))
+            usable[:m] &= allowed[:m]
+            usable[m:] = False
+        ids = np.flatnonzero(usable)
+        out = np.full(len(alive), np.nan, np.float32)
+        out[ids] = self.vectors.similarities(query, ids)
+        return out
+
     def has_vectors(self) -> bool:
         """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
         if self.storage.never_built():
             return False
         try:
-            return has_vectors(self.store())
+            return self.vector_backend.held(self.store())
         except IndexCorrupt as error:  # corruption like any other: the next refresh rebuilds it
             self.recover(error)
             return False

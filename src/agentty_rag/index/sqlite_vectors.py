@@ -1,4 +1,5 @@
-"""The ``VectorStore`` kept in the index database, and the upkeep of its ``vectors`` table.
+"""The ``VectorStore`` kept in the index database (the ``sqlite`` backend of ``vector_stores``), and the upkeep
+of its ``vectors`` table.
 
 ``vectors(profile, hash, vector)`` holds float16 embeddings keyed by embedding profile and the hash of the
 embedded text (``embed_hash``, a column of every chunk), so an unchanged chunk is never embedded twice and a
@@ -15,9 +16,9 @@ import numpy as np
 import xxhash
 
 from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.dense import EmbeddingProfile
 from agentty_rag.index.store import Store
-from agentty_rag.index.vectors import DenseIndex, Mask, Matrix
-from agentty_rag.types import Chunk
+from agentty_rag.index.vectors import DenseIndex, Ids, Matrix
 
 _VECTOR_SUM_BYTES = 8
 
@@ -39,61 +40,76 @@ class SqliteVectors:
     """The vectors of one profile in the index database, searched in memory.
 
     Args:
-        store: the index database as it is now (it is replaced when the index is rebuilt after corruption).
-        profile: the embedding profile's key (model, dimension and prefixes).
-        dimension: the length of its vectors.
+        database: the index database as it is now (it is replaced when the index is rebuilt after corruption).
+        profile: the embedding profile (its key names the vectors, its dimension their length).
     """
 
-    def __init__(self, store: Callable[[], Store], profile: str, dimension: int) -> None:
-        self._store = store
-        self.profile = profile
-        self.dimension = dimension
+    def __init__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> None:
+        self._store = database
+        self.profile = profile.key
+        self.dimension = profile.dimension
         self._dense: DenseIndex | None = None
 
-    def load(self, slots: Sequence[int] | None = None) -> None:
+    # -- the backend's upkeep of the table, for every profile ---------------------------------------------
+
+    @staticmethod
+    def held(database: Store) -> bool:
+        return has_vectors(database)
+
+    @staticmethod
+    def imported(database: Store, other: Path) -> int:
+        return import_vectors(database, other)
+
+    @staticmethod
+    def prune(database: Store) -> None:
+        prune_vectors(database)
+
+    # -- the store of one profile -------------------------------------------------------------------------
+
+    def load(self, ids: Sequence[int] | None = None) -> None:
         store = self._store()
-        if slots is None or self._dense is None:
+        if ids is None or self._dense is None:
             self._dense = DenseIndex(self.dimension)
             rows = stored_vectors(store, self.profile)
         else:
-            rows = stored_vectors(store, self.profile, slots) if slots else []
+            rows = stored_vectors(store, self.profile, ids) if ids else []
         self._hold(rows)
 
     def _hold(self, rows: list[tuple[int, bytes]]) -> None:
         assert self._dense is not None
         if not rows:
             return
-        slots = [slot for slot, _ in rows]
+        ids = [chunk for chunk, _ in rows]
         matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
         if matrix.shape[1] != self._dense.dimension:
             return  # vectors of another dimension under the same profile key cannot happen; ignore them
-        self._dense.put(slots, matrix)
+        self._dense.put(ids, matrix)
 
-    def put(self, slots: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
+    def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
         """Store the vectors (as float16) and search them at once (as given: rounding comes with the next load)."""
         blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, h in enumerate(hashes)]
         write_vectors(self._store(), self.profile, blobs)
         if self._dense is not None:
-            self._dense.put(list(slots), vectors)
+            self._dense.put(list(ids), vectors)
 
-    def drop(self, slots: Sequence[int]) -> None:
+    def drop(self, ids: Sequence[int]) -> None:
         if self._dense is not None:
-            self._dense.drop(slots)
+            self._dense.drop(ids)
 
-    def missing(self, limit: int) -> list[tuple[int, str, Chunk]]:
-        where = (
-            "c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) "
-            "ORDER BY c.slot LIMIT ?"
+    def missing(self, limit: int) -> list[int]:
+        query = (
+            "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
         )
-        return self._store().chunks_where(where, (self.profile, limit))
+        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
 
-    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
         if self._dense is None:
-            return np.full(len(alive), np.nan, np.float32)
-        return self._dense.similarities(query, alive, allowed)
+            return np.full(len(ids), np.nan, np.float32)
+        return self._dense.similarities(query, ids)
 
-    def coverage(self, alive: Mask) -> int:
-        return 0 if self._dense is None else self._dense.count(alive)
+    def coverage(self, ids: Ids) -> int:
+        return 0 if self._dense is None else self._dense.count(ids)
 
 
 def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:

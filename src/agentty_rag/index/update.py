@@ -19,8 +19,8 @@ from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.ingest import Counted, Prepared
 from agentty_rag.index.lexical import FieldTerms, LexicalIndex
 from agentty_rag.index.manifest import Scan, meta_int
-from agentty_rag.index.sqlite_vectors import prune_vectors
 from agentty_rag.index.store import FileRow, Store, dumps
+from agentty_rag.index.vector_stores import vector_backend
 from agentty_rag.types import Chunk
 
 # Compact the delta into the base segment when it holds more than this share of the base's postings.
@@ -91,7 +91,7 @@ def patch(
                 {n: lexical.fields[n].lengths[:next_slot] for n in fields},
             )
             base_slots = next_slot
-            prune_vectors(store)
+            vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=base_slots, next_slot=next_slot, vocab_size=next_id)
     attributes: dict[int, tuple[str, str, str]] = {
         slot: (str(chunk.source), chunk.ref, chunk.language) for slot, _, chunk, _ in rows

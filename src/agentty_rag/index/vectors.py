@@ -1,27 +1,34 @@
 """Where an index keeps its embeddings: the ``VectorStore`` seam, what is embedded for a chunk, and exact
 cosine search in memory.
 
-A ``VectorStore`` holds the vectors of one embedding profile by chunk slot. The index asks it to ``load``
-what is stored after it opens and after each commit, to ``drop`` the chunks that left, for the chunks still
-``missing`` a vector (and to ``put`` their vectors once embedded), and, while it searches, for every slot's
-``similarities`` to a query (``best_of`` takes a search's candidates from them) and the ``coverage``. The
-SQLite implementation (``sqlite_vectors.py``) keeps them in the index database, keyed by the hash of the
-embedded text, so an unchanged chunk is never embedded twice.
+A ``VectorStore`` holds the vectors of one embedding profile by chunk id (the chunk's slot in the index), and
+speaks ids only. The index asks it to ``load`` what is stored after it opens and after each commit, to ``drop``
+the chunks that left, which chunks are still ``missing`` a vector (and to ``put`` their vectors once embedded),
+and, while it searches, for the ``similarities`` of the chunks it may return (in the order it asks;
+``best_of`` takes a search's candidates from them) and the ``coverage``. A ``VectorBackend`` makes stores
+(``vector_stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
+(``sqlite_vectors.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
+unchanged chunk is never embedded twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from agentty_rag.index.dense import EmbeddingProfile
 from agentty_rag.types import Chunk
 
+if TYPE_CHECKING:
+    from agentty_rag.index.store import Store
+
 Matrix = npt.NDArray[np.float32]
-Mask = npt.NDArray[np.bool_]
+Ids = npt.NDArray[np.intp]
 # Characters of a chunk that are embedded: the head of a long chunk says what it is about.
 _EMBEDDED_CHARS = 4000
 
@@ -39,36 +46,60 @@ def embed_hash(chunk: Chunk) -> str:
 
 
 class VectorStore(Protocol):
-    """The vectors of one embedding profile, by chunk slot, with nearest-neighbour search over them."""
+    """The vectors of one embedding profile, by chunk id, with exact similarities to a query."""
 
-    def load(self, slots: Sequence[int] | None = None) -> None:
-        """Take in the stored vectors of ``slots`` (of every chunk when None, replacing what is held)."""
+    def load(self, ids: Sequence[int] | None = None) -> None:
+        """Take in the stored vectors of the chunks ``ids`` (of every chunk when None, replacing what is held)."""
         ...
 
-    def put(self, slots: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
-        """Keep new vectors (unit rows) of chunks, given by slot and by the ``embed_hash`` of their text."""
+    def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
+        """Keep new vectors (unit rows) of chunks, given by id and by the ``embed_hash`` of their text."""
         ...
 
-    def drop(self, slots: Sequence[int]) -> None:
+    def drop(self, ids: Sequence[int]) -> None:
         """Forget the vectors of chunks that left the index."""
         ...
 
-    def missing(self, limit: int) -> list[tuple[int, str, Chunk]]:
-        """Up to ``limit`` chunks with no vector yet, in slot order: (slot, embed hash, chunk)."""
+    def missing(self, limit: int) -> list[int]:
+        """Up to ``limit`` ids of chunks with no vector yet, in id order."""
         ...
 
-    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
-        """The cosine similarity of every slot to ``query`` (a unit vector): NaN where a slot is not live, not
-        allowed or has no vector."""
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
+        """The cosine similarity of each chunk of ``ids`` (ascending) to ``query`` (a unit vector), in that
+        order: NaN for a chunk with no vector."""
         ...
 
-    def coverage(self, alive: Mask) -> int:
-        """How many live chunks have a vector."""
+    def coverage(self, ids: Ids) -> int:
+        """How many of the chunks ``ids`` have a vector."""
+        ...
+
+
+class VectorBackend(Protocol):
+    """Makes the ``VectorStore`` of a profile over an index's database, and keeps the vectors of every profile.
+
+    A new backend is one module implementing this (a class whose constructor makes the store will do), plus
+    its line in ``vector_stores.VECTOR_STORES``.
+    """
+
+    def __call__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> VectorStore:
+        """The store of ``profile``'s vectors; ``database`` is the index database as it is now."""
+        ...
+
+    def held(self, database: Store) -> bool:
+        """Whether any vector is kept (of any profile): a dense leg was in use for this index."""
+        ...
+
+    def imported(self, database: Store, other: Path) -> int:
+        """Take every vector another index database keeps that this one lacks; returns how many."""
+        ...
+
+    def prune(self, database: Store) -> None:
+        """Forget vectors no live chunk uses any more (after a rebuild or a compaction)."""
         ...
 
 
 class DenseIndex:
-    """Unit vectors by slot, and exact cosine top-k over the live, allowed ones."""
+    """Unit vectors by chunk id, and exact cosine similarities of the ones asked for."""
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
@@ -85,35 +116,35 @@ class DenseIndex:
         present[: len(self.present)] = self.present
         self.matrix, self.present = matrix, present
 
-    def put(self, slots: list[int], vectors: Matrix) -> None:
-        if not slots:
+    def put(self, ids: list[int], vectors: Matrix) -> None:
+        if not ids:
             return
-        self._grow(max(slots) + 1)
-        self.matrix[slots] = vectors
-        self.present[slots] = True
+        self._grow(max(ids) + 1)
+        self.matrix[ids] = vectors
+        self.present[ids] = True
 
-    def drop(self, slots: Sequence[int]) -> None:
-        for slot in slots:
-            if slot < len(self.present):
-                self.present[slot] = False
+    def drop(self, ids: Sequence[int]) -> None:
+        for chunk in ids:
+            if chunk < len(self.present):
+                self.present[chunk] = False
 
-    def count(self, alive: Mask) -> int:
-        n = min(len(alive), len(self.present))
-        return int((self.present[:n] & alive[:n]).sum())
+    def _held(self, ids: Ids) -> npt.NDArray[np.bool_]:
+        """Which of ``ids`` have a vector."""
+        within = ids < len(self.present)
+        within[within] = self.present[ids[within]]
+        return within
 
-    def similarities(self, query: Matrix, alive: Mask, allowed: Mask | None = None) -> Matrix:
-        """Every slot's cosine similarity to ``query`` (a unit vector); NaN for a slot that is not live, not
-        allowed or has no vector."""
-        n = min(len(alive), len(self.present))
-        usable = self.present[:n] & alive[:n]
-        if allowed is not None:
-            m = min(n, len(allowed))
-            usable[:m] &= allowed[:m]
-            usable[m:] = False
-        out = np.full(len(alive), np.nan, np.float32)
-        slots = np.flatnonzero(usable)
-        if len(slots):
-            out[slots] = self.matrix[slots] @ query.reshape(-1).astype(np.float32)
+    def count(self, ids: Ids) -> int:
+        return int(self._held(ids).sum())
+
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
+        """The cosine similarity of each of ``ids`` (ascending) to ``query`` (a unit vector), in that order; NaN
+        for one with no vector."""
+        held = self._held(ids)
+        out = np.full(len(ids), np.nan, np.float32)
+        rows = ids[held]
+        if len(rows):
+            out[held] = self.matrix[rows] @ query.reshape(-1).astype(np.float32)
         return out
 
 
