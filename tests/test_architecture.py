@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("render",),
     (
         "service",
+        "workspace",
         "places",
         "request",
         "outcome",
@@ -50,7 +51,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "status_report",
         "watch_state",
     ),
-    ("server", "cli", "cli_hook", "cli_init", "clients", "client_files", "inject", "bench", "__main__", "reference"),
+    (
+        "server",
+        "cli",
+        "cli_parts",
+        "cli_hook",
+        "cli_init",
+        "clients",
+        "client_files",
+        "inject",
+        "bench",
+        "__main__",
+        "reference",
+    ),
 )
 _LAYER = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

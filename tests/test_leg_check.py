@@ -6,6 +6,7 @@ corpus is in test_leg_check_dense.py.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
@@ -22,7 +23,7 @@ from agentty_rag.index.vectors import embed_text
 from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, probe_plan, save, verdict_path
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
-from agentty_rag.retrieve.legs import LEXICAL, HiddenDocs, probe_ranks
+from agentty_rag.retrieve.legs import LEXICAL, HiddenDocs, Verdict, probe_ranks
 from agentty_rag.service import Workspace
 from agentty_rag.status_report import gather
 from tests.conftest import FIXTURES, OPEN_WORKSPACES
@@ -194,6 +195,25 @@ def test_a_verdict_file_of_another_shape_is_no_verdict(tmp_path: Path) -> None:
     old = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "stderr": 0.02, "lexical": True}
     path.write_text(json.dumps({**record, "version": 1, "verdict": old, "held": []}), encoding="utf-8")
     assert load(path) is None
+
+
+def test_a_link_planted_at_the_verdict_or_a_temporary_name_is_replaced_never_followed(tmp_path: Path) -> None:
+    state = tmp_path / ".agentty"
+    state.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched", encoding="utf-8")
+    path = state / "rag_code.legcheck.json"
+    guesses = [path.with_name(path.name + suffix) for suffix in (".tmp", f".tmp-{os.getpid()}", ".part")]
+    guesses.append(path.with_suffix(".tmp"))
+    for link in (path, *guesses):
+        link.symlink_to(victim)
+    verdict = Verdict(20, 0.5, 0.4, 0.3, 0.02, LEXICAL)
+    save(path, Stored(verdict, "p", "f", 9, ((1, "h"),)))
+    assert victim.read_text(encoding="utf-8") == "untouched"
+    assert not path.is_symlink() and path.is_file()
+    assert all(link.is_symlink() for link in guesses)  # the guessable names are not used
+    loaded = load(path)
+    assert loaded is not None and loaded.verdict == verdict and loaded.held == ((1, "h"),)
 
 
 def test_the_masked_text_is_what_the_dense_leg_embeds_in_place_of_the_stored_one(corpus: Path) -> None:

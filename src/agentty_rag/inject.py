@@ -1,10 +1,10 @@
 """Proactive context: before a turn, retrieve for the user's message and hand the agent a small block.
 
-The same retrieval, budget and rendering as the tools, with a different query source (the prompt an agent
-hook passes on stdin) and a tighter budget. No ranking of its own: ``retrieve.merge`` merges the rankings of
-the indexes it reads. It stays quiet — prints nothing — for small talk, slash commands, prompts without
-content, retrievals under the confidence threshold, and when the mode says so (``off``, or ``first-turn``
-after a session's first turn).
+The same search as the tools (``Workspace.search``, asked for the proactive block), with a different query
+source (the prompt an agent hook passes on stdin) and a tighter budget. No ranking of its own: the search
+merges the rankings of the indexes it reads. It stays quiet — prints nothing — for small talk, slash
+commands, prompts without content, retrievals under the confidence threshold, and when the mode says so
+(``off``, or ``first-turn`` after a session's first turn).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from agentty_rag.errors import StdinError
 from agentty_rag.state import first_time, read_mode
 
 if TYPE_CHECKING:  # the retrieval stack loads only when a prompt is retrieved for: a hook that is off stays quick
-    from agentty_rag.retrieve.pipeline import Retrieved
-    from agentty_rag.service import Attempt, Workspace
+    from agentty_rag.service import Workspace
 
 # Replies that carry no question: nothing to retrieve for.
 SMALL_TALK = frozenset(
@@ -116,11 +115,7 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         event: the prompt (and its session).
         asked: the user asked for context explicitly (the MCP prompt): the mode does not apply.
     """
-    from agentty_rag.budget import fit
-    from agentty_rag.outcome import query_evidence
-    from agentty_rag.render import render_context_block
-    from agentty_rag.request import MAX_QUERY_CHARS
-    from agentty_rag.retrieve.merge import merge_retrieved
+    from agentty_rag.request import proactive_request
 
     mode, _ = ("on", "") if asked else effective_mode(workspace)
     if mode == "off":
@@ -135,16 +130,14 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
         building = [note for note in (workspace.build_in_background(n) for n in settings.proactive_sources) if note]
         if building:
             return Injection(None, "quiet: " + "; ".join(building))
-    query = " ".join(event.prompt.split())[:MAX_QUERY_CHARS]
-    found: list[tuple[Attempt, Retrieved]] = []  # the indexes that ranked something
-    for name in settings.proactive_sources:
-        attempt = workspace.retrieve(name, query, K_PER_SOURCE, wait_s=None if asked else 0.0)
-        if attempt.retrieved is not None and attempt.retrieved.hits:
-            found.append((attempt, attempt.retrieved))
-    merged = merge_retrieved([retrieved for _, retrieved in found], K_PER_SOURCE)
-    if not merged.hits:
+    budget = replace(workspace.budget(), total_bytes=settings.proactive_bytes)
+    wait_s = None if asked else 0.0
+    outcome = workspace.search(
+        proactive_request(event.prompt, settings.proactive_sources, K_PER_SOURCE, budget, wait_s)
+    )
+    if not outcome.result.hits:
         return Injection(None, "quiet: nothing relevant was found")
-    confidence = merged.confidence
+    confidence = outcome.confidence
     if confidence < settings.proactive_min_confidence:
         return Injection(
             None,
@@ -152,13 +145,7 @@ def proactive_context(workspace: Workspace, event: HookEvent, asked: bool = Fals
             f"AGENTTY_RAG_PROACTIVE_MIN_CONFIDENCE={settings.proactive_min_confidence}",
             confidence,
         )
-    # Extractive compression weighs the query's terms as the first index that ranked anything read them.
-    evidence = next((query_evidence(attempt.index, r.profile) for attempt, r in found if r.profile is not None), None)
-    budget = replace(workspace.budget(), total_bytes=settings.proactive_bytes)
-    packed = fit(merged.hits, budget, confidence, evidence, merged.weakest)
-    modes = [attempt.mode for attempt, _ in found]
-    mode_text = "hybrid" if "hybrid" in modes else modes[0].split(" ")[0]
-    return Injection(render_context_block(packed, mode_text), "injected", confidence)
+    return Injection(outcome.text, "injected", confidence)
 
 
 def hook_json(block: str) -> str:

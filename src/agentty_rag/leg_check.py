@@ -16,7 +16,6 @@ it.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -24,33 +23,25 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import xxhash
 
-from agentty_rag.chunking.documented import DocumentedFunction, documented_functions
 from agentty_rag.config import Settings
-from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.dense import Embedder, Vector
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors import embed_hash, embed_text
 from agentty_rag.retrieve.fusion import HYBRID
-from agentty_rag.retrieve.legs import Probe, Verdict, decide, probe_ranks
+from agentty_rag.retrieve.leg_probes import PROBE_LIMIT, pick_probes
+from agentty_rag.retrieve.legs import Verdict, decide, probe_ranks
 from agentty_rag.retrieve.pipeline import Plan
 from agentty_rag.retrieve.stages import fuse, rerank, stitch
 from agentty_rag.state_files import read_json, write_json
-from agentty_rag.types import Chunk
 
 log = logging.getLogger(__name__)
 
 VERSION = 2
-PROBE_LIMIT = 48
 # Seconds a check may take; the probes ranked by then decide (fewer than ``MIN_PROBES`` keep the hybrid).
 BUDGET_S = 60.0
 # The share of probed definitions changed (or of chunks gained or lost) that makes a verdict stale.
 STALE_SHARE = 0.25
-# Documented definitions gathered before the pick: enough to choose from, few files parsed in a large index.
-_GATHER = 3 * PROBE_LIMIT
-_MIN_WORDS = 4
-_MAX_FILE_BYTES = 1 << 20
 # A verdict holds a few hundred (slot, hash) pairs: a few kB.
 _VERDICT_MAX_BYTES = 1 << 20
 
@@ -113,71 +104,6 @@ def changed(index: CorpusIndex, held: tuple[tuple[int, str], ...]) -> int:
     """How many of the (slot, embed hash) chunks the index no longer holds as they were."""
     now = index.chunks([slot for slot, _ in held])
     return sum(1 for slot, digest in held if slot not in now or embed_hash(now[slot]) != digest)
-
-
-# -- picking the probes ------------------------------------------------------------------------------------
-
-
-def _order(key: str) -> int:
-    """A fixed pseudo-random order: the same index always yields the same probes."""
-    return xxhash.xxh3_64_intdigest(key.encode("utf-8", "surrogatepass"))
-
-
-def probe_of(function: DocumentedFunction, text: str, chunks: dict[int, Chunk]) -> Probe | None:
-    """The probe a documented function of a file makes, given the file's chunks by slot (None: unusable —
-    too short a sentence, a test, or docs its chunks do not hold as the file does)."""
-    if len(function.sentence.split()) < _MIN_WORDS or function.symbol.split(".")[-1].startswith("test"):
-        return None
-    start, end, replacement = function.mask
-    docs = text.encode("utf-8")[start:end].decode("utf-8", "replace").strip()
-    if not docs:
-        return None
-    holders = {slot: chunk for slot, chunk in chunks.items() if docs in chunk.text}
-    answer = _answer(function.symbol, chunks, holders)
-    if not answer & holders.keys():
-        return None
-    masked = {
-        slot: replace(chunk, text=chunk.text.replace(docs, replacement.strip())) for slot, chunk in holders.items()
-    }
-    held = tuple((slot, embed_hash(chunk)) for slot, chunk in sorted(holders.items()))
-    return Probe(function.sentence, answer, masked, held)
-
-
-def _answer(symbol: str, chunks: dict[int, Chunk], holders: dict[int, Chunk]) -> frozenset[int]:
-    """The chunks of a definition; a method of a type kept whole in one chunk is answered by that chunk (as
-    rag-bench's labels count it)."""
-    own = frozenset(slot for slot, chunk in chunks.items() if chunk.symbol == symbol)
-    if own:
-        return own
-    return frozenset(slot for slot, chunk in holders.items() if chunk.symbol and symbol.startswith(chunk.symbol + "."))
-
-
-def _read(root: str, ref: str) -> str | None:
-    try:
-        data = read_regular(os.path.join(root, ref), root, _MAX_FILE_BYTES)
-    except (OSError, UnsafeFile):
-        return None
-    return None if len(data) > _MAX_FILE_BYTES else data.decode("utf-8", "replace")
-
-
-def pick_probes(index: CorpusIndex, deadline: float, limit: int = PROBE_LIMIT) -> list[Probe]:
-    """Up to ``limit`` probes of the index's documented definitions, the same for the same index."""
-    root = index.config.roots.get("workspace", "")
-    groups = index.file_groups()
-    found: list[tuple[int, Probe]] = []
-    for number in sorted(range(len(groups.refs)), key=lambda f: _order(groups.refs[f])):
-        if len(found) >= _GATHER or time.monotonic() > deadline:
-            break
-        ref = groups.refs[number]
-        chunks = index.chunks(groups.slots_of(number).tolist())
-        if not root or not chunks or not next(iter(chunks.values())).spec.code:
-            continue
-        text = _read(root, ref)
-        for function in documented_functions(ref, text) if text is not None else ():
-            probe = probe_of(function, text or "", chunks)
-            if probe is not None:
-                found.append((_order(f"{ref}\0{function.symbol}\0{function.mask[0]}"), probe))
-    return [probe for _, probe in sorted(found, key=lambda pair: pair[0])[:limit]]
 
 
 # -- running it --------------------------------------------------------------------------------------------
@@ -353,7 +279,6 @@ __all__ = [
     "changed",
     "load",
     "pick_probes",
-    "probe_of",
     "probe_plan",
     "run_check",
     "save",

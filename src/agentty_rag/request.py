@@ -1,16 +1,21 @@
 """A search request, checked: the query, ``k``, and the scope, sources and language that become ``Filters``.
 
-Every problem is a ``BadRequest`` whose message says what to give instead; the MCP server and the command
-line show it as is. Nothing here reads an index: a scope is checked against the workspace's folders only.
+One ``SearchRequest`` is what every edge hands to ``Workspace.search``: the tools (from the server's
+validated arguments or the command line's), the proactive hook and the ``context_for`` prompt, and
+rag-bench. Every problem is a ``BadRequest`` whose message says what to give instead; the MCP server and the
+command line show it as is. Nothing here reads an index: a scope is checked against the workspace's folders
+only.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from agentty_rag.budget import BudgetConfig
 from agentty_rag.chunking.languages import language_names, resolve_language
 from agentty_rag.errors import BadRequest
 from agentty_rag.places import Places
@@ -21,22 +26,38 @@ from agentty_rag.sources.walker import is_inside
 MAX_K = 50
 MAX_QUERY_CHARS = 4000
 
+# What a search answers with:
+# - ``tool``: a tool's answer (text and structured content) from fresh indexes, remembered for ``feedback``;
+# - ``context``: the proactive block, from the indexes that found something, merged (quiet rules: ``inject``);
+# - ``ranking``: rag-bench's, from the indexes as they stand (no refresh, no notes), the ranking's own mode.
+Form = Literal["tool", "context", "ranking"]
+
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """What one search asks for, checked.
+    """What one search asks for, checked: the one argument of ``Workspace.search``.
 
     Args:
         query: the query on one line, cut to ``MAX_QUERY_CHARS``.
         k: how many results, from 1 to ``MAX_K``.
         filters: the scope, sources and languages, as retrieval applies them.
         notes: what was changed on the way (a cut query), for the result.
+        tool: the name the result carries (``search_docs``, ``search_code``, ``proactive``).
+        indexes: the indexes read, in order (the first one's mode and empty reason head the result).
+        form: what the search answers with (see ``Form``).
+        wait_s: how long a request waits for an index being built (None: ``AGENTTY_RAG_BUILD_WAIT_MS``).
+        budget: the output budget (None: the settings').
     """
 
     query: str
     k: int
-    filters: Filters
+    filters: Filters = field(default_factory=Filters)
     notes: tuple[str, ...] = ()
+    tool: str = "search_code"
+    indexes: tuple[str, ...] = ("code",)
+    form: Form = "tool"
+    wait_s: float | None = None
+    budget: BudgetConfig | None = None
 
 
 def query_text(query: str) -> tuple[str, tuple[str, ...]]:
@@ -149,26 +170,52 @@ def docs_indexes(filters: Filters, mcp_enabled: bool) -> tuple[str, ...]:
 
 
 def docs_request(
-    places: Places, query: str, k: int, scope: str | None = None, sources: Sequence[str] | None = None
+    places: Places,
+    query: str,
+    k: int,
+    scope: str | None = None,
+    sources: Sequence[str] | None = None,
+    wait_s: float | None = None,
 ) -> SearchRequest:
     """A ``search_docs`` request, checked in the order its arguments are read: query, scope, sources, k."""
     text, notes = query_text(query)
     filters = Filters(scope=docs_scope(scope, places), sources=doc_sources(sources))
-    return SearchRequest(text, whole_k(k), filters, notes)
+    indexes = docs_indexes(filters, places.settings.mcp_enabled)
+    return SearchRequest(text, whole_k(k), filters, notes, "search_docs", indexes, wait_s=wait_s)
 
 
 def code_request(
-    places: Places, query: str, k: int, scope: str | None = None, language: str | None = None
+    places: Places,
+    query: str,
+    k: int,
+    scope: str | None = None,
+    language: str | None = None,
+    wait_s: float | None = None,
 ) -> SearchRequest:
     """A ``search_code`` request, checked in the order its arguments are read: query, scope, language, k."""
     text, notes = query_text(query)
     filters = Filters(scope=code_scope(scope, places.root), languages=languages(language))
-    return SearchRequest(text, whole_k(k), filters, notes)
+    return SearchRequest(text, whole_k(k), filters, notes, "search_code", ("code",), wait_s=wait_s)
+
+
+def proactive_request(
+    prompt: str, sources: tuple[str, ...], k: int, budget: BudgetConfig, wait_s: float | None
+) -> SearchRequest:
+    """The proactive hook's request for a prompt it does not stay quiet for: the prompt on one line, cut to
+    ``MAX_QUERY_CHARS`` without a note, ``k`` passages from each of ``sources`` (and at most ``k`` in all)."""
+    query = " ".join(prompt.split())[:MAX_QUERY_CHARS]
+    return SearchRequest(query, k, Filters(), (), "proactive", sources, "context", wait_s, budget)
+
+
+def ranking_request(name: str, query: str, k: int, filters: Filters | None = None) -> SearchRequest:
+    """rag-bench's request: the query as given, ranked over the index ``name`` as it stands."""
+    return SearchRequest(query, k, filters or Filters(), tool=f"search_{name}", indexes=(name,), form="ranking")
 
 
 __all__ = [
     "MAX_K",
     "MAX_QUERY_CHARS",
+    "Form",
     "SearchRequest",
     "code_request",
     "code_scope",
@@ -177,6 +224,8 @@ __all__ = [
     "docs_request",
     "docs_scope",
     "languages",
+    "proactive_request",
     "query_text",
+    "ranking_request",
     "whole_k",
 ]

@@ -1,20 +1,20 @@
-"""A workspace's two searches, end to end: validate, refresh, retrieve, fit the budget, render.
+"""A workspace's searches, end to end: refresh, retrieve, fit the budget, render.
 
-The MCP server and the command line are thin edges over ``Workspace``; neither knows how retrieval works.
-The steps around it live beside it: ``request`` checks a search's arguments, ``places`` says where the
-workspace's folders are and defines its indexes from the source-kind registry, ``outcome`` fits and renders
-the result. What is left here is the index registry and the order of the steps.
+Every edge is thin over one method, ``Workspace.search``, given one ``SearchRequest``: the MCP tools, the
+command line, the proactive hook and the ``context_for`` prompt, and rag-bench; none knows how retrieval
+works. The steps around it live beside it: ``request`` checks a search's arguments, ``places`` says where the
+workspace's folders are and defines its indexes from the source-kind registry, ``workspace.answer`` merges
+the indexes' attempts and ``outcome`` fits and renders the result, ``workspace.builds`` builds outside a
+request. What is left here is the index registry and the order of the steps.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,30 +22,17 @@ from agentty_rag import feedback
 from agentty_rag.budget import BudgetConfig
 from agentty_rag.config import Settings
 from agentty_rag.dense_leg import DenseLeg
-from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
+from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.lock import held as lock_held
-from agentty_rag.outcome import Outcome, answer
+from agentty_rag.outcome import Outcome
 from agentty_rag.places import Places, index_config, nothing_indexed, paths_in
-from agentty_rag.request import SearchRequest, code_request, docs_indexes, docs_request
+from agentty_rag.request import SearchRequest, code_request, docs_request, ranking_request
 from agentty_rag.resources import WorkspaceResources
 from agentty_rag.retrieve.generator import close_generators
-from agentty_rag.retrieve.merge import merge_retrieved
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
-from agentty_rag.types import Funnel, SearchResult
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """A retrieval over one index: the ranking (None when there was nothing to rank) and how it went."""
-
-    index: CorpusIndex
-    retrieved: Retrieved | None
-    mode: str
-    empty_reason: str = ""
-    notes: tuple[str, ...] = ()
+from agentty_rag.workspace.answer import outcome_of
+from agentty_rag.workspace.attempt import Attempt, Lookup, empty_reason
+from agentty_rag.workspace.builds import Builds
 
 
 class Workspace:
@@ -67,7 +54,7 @@ class Workspace:
         self._guard = threading.Lock()
         self.dense = DenseLeg(settings)
         self.background_builds = False  # the server builds in a thread, never inside a request
-        self._building: dict[str, threading.Thread] = {}
+        self.builds = Builds(self.root, self.index)
         self.closed = False  # set by close(): background work leaves it at its next step
 
     # -- where things are -----------------------------------------------------------------------------------
@@ -106,29 +93,42 @@ class Workspace:
 
     # -- searching ------------------------------------------------------------------------------------------
 
-    def retrieve(
-        self, name: str, query: str, k: int, filters: Filters | None = None, wait_s: float | None = None
-    ) -> Attempt:
-        """Refresh the index and rank it for ``query`` (no validation, no rendering).
+    def search(self, request: SearchRequest) -> Outcome:
+        """Every search of every edge: retrieve from each of the request's indexes, then answer in its form.
+
+        The answer is fitted to the budget and rendered when first read. A tool's answer is remembered for
+        ``agentty-rag feedback`` when learning is on.
+        """
+        if "mcp" in request.indexes:
+            self.resources.start()  # the servers start while the docs index is refreshed
+        attempts = [self._retrieve(name, request) for name in request.indexes]
+        notes = self.resources.notes() if "mcp" in request.indexes else ()
+        outcome = outcome_of(request, attempts, request.budget or self.budget(), self.named_root, notes)
+        if request.form == "tool" and self.settings.learn:
+            self._remember(request.indexes[0], request.query, outcome)
+        return outcome
+
+    def _retrieve(self, name: str, request: SearchRequest) -> Attempt:
+        """Refresh the index and rank it for the request (rag-bench's: rank it as it stands).
 
         The network comes first, without the index lock: the (bounded) probe and the query's embedding. A
         server never builds inside a request: an index that needs a full build is built by a background
-        thread, which the request waits for up to ``wait_s`` before answering that it is still being built.
-        A corrupt index found while searching is rebuilt, and the result says so.
+        thread, which the request waits for up to its ``wait_s`` before answering that it is still being
+        built. A corrupt index found while searching is rebuilt, and the result says so.
         """
-        filters = filters or Filters()
+        if request.form == "ranking":
+            return self._rank(name, request)
         index = self.index(name)
-        wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
-        deadline = time.monotonic() + wait
-        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index, query) else (None, "")
+        wait = self.settings.build_wait_ms / 1000 if request.wait_s is None else request.wait_s
+        wanted = self.dense.wanted(index, request.query)
+        vector, degraded = self.dense.query_vector(request.query) if wanted else (None, "")
+        lookup = Lookup(request, name, index, vector, degraded, time.monotonic() + wait)
         try:
-            attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+            attempt = self._attempt(lookup)
         except IndexNotBuilt:
-            builder = self._build_thread(name)
-            builder.join(max(0.0, deadline - time.monotonic()))
-            attempt = None
-            if not builder.is_alive():
-                attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+            builder = self.builds.thread(name)
+            builder.join(max(0.0, lookup.deadline - time.monotonic()))
+            attempt = None if builder.is_alive() else self._attempt(lookup)
         if attempt is None:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
@@ -136,44 +136,30 @@ class Workspace:
             return Attempt(index, None, self.dense.unranked_mode(index, degraded), reason, index.take_notes())
         return attempt
 
-    def _attempt(
-        self,
-        index: CorpusIndex,
-        name: str,
-        query: str,
-        k: int,
-        filters: Filters,
-        vector: Any,
-        degraded: str,
-        deadline: float,
-    ) -> Attempt | None:
-        """One refresh and search under the index lock (None when the lock stayed busy until ``deadline``).
+    def _attempt(self, lookup: Lookup) -> Attempt | None:
+        """One refresh and search under the index lock (None when the lock stayed busy until the deadline).
 
         Raises:
             IndexNotBuilt: a server's request met an index that needs a full build first.
         """
-        with index.reading(timeout=deadline - time.monotonic()) as held:
+        index = lookup.index
+        with index.reading(timeout=lookup.deadline - time.monotonic()) as held:
             if not held:
                 return None
             notes = self._refresh(index)
             try:
-                retrieved = self._search(index, query, k, filters, vector)
+                retrieved = self._search(lookup)
             except IndexCorrupt as error:  # found while reading: rebuild it, then answer
                 index.recover(error)
                 notes += self._refresh(index)
-                retrieved = self._search(index, query, k, filters, vector)
+                retrieved = self._search(lookup)
             notes += index.take_notes()
             if retrieved is None:
-                mode = self.dense.mode("bm25", index, degraded)
-                return Attempt(index, None, mode, nothing_indexed(name, self.places), notes)
-            mode = self.dense.mode(retrieved.mode, index, degraded, query)
+                mode = self.dense.mode("bm25", index, lookup.degraded)
+                return Attempt(index, None, mode, nothing_indexed(lookup.name, self.places), notes)
+            mode = self.dense.mode(retrieved.mode, index, lookup.degraded, lookup.request.query)
             notes += retrieved.notes
-        reason = (
-            ""
-            if retrieved.hits
-            else f"no matches ({retrieved.mode})" + (" within the given filters" if filters.active else "")
-        )
-        return Attempt(index, retrieved, mode, reason, notes)
+        return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request), notes)
 
     def _refresh(self, index: CorpusIndex) -> tuple[str, ...]:
         """Bring the index up to date (never a full build in a server's request); notes for the result."""
@@ -187,80 +173,30 @@ class Workspace:
             return (f"{error}; answering from the last committed index, which may miss the newest edits",)
         return ()
 
-    def _search(self, index: CorpusIndex, query: str, k: int, filters: Filters, vector: Any) -> Retrieved | None:
+    def _search(self, lookup: Lookup) -> Retrieved | None:
         """The ranking (None when the index holds nothing)."""
+        index, request = lookup.index, lookup.request
         if index.n_chunks == 0:
             return None
         self.dense.prepare(index)
-        vector = self.dense.checked(index, vector)  # None when the leg check keeps this index lexical
-        return search(index, query, k, filters, self.plan(index), vector, self.embed)
+        vector = self.dense.checked(index, lookup.vector)  # None when the leg check keeps this index lexical
+        return search(index, request.query, request.k, request.filters, self.plan(index), vector, self.embed)
 
-    def _build_thread(self, name: str) -> threading.Thread:
-        """The thread that builds an index in the background (started when none is running)."""
-        with self._guard:
-            running = self._building.get(name)
-            if running is not None and running.is_alive():
-                return running
-            thread = threading.Thread(target=self._build, args=(name,), name=f"agentty-build-{name}", daemon=True)
-            self._building[name] = thread
-            thread.start()
-            return thread
-
-    def _build(self, name: str) -> None:
+    def _rank(self, name: str, request: SearchRequest) -> Attempt:
+        """rag-bench's ranking: the index as it stands (no refresh, no notes), the ranking's own mode."""
         index = self.index(name)
-        try:
-            index.refresh()
-        except AgenttyError as error:
-            log.warning("building the %s index: %s", name, error)
+        vector = self.dense.query_vector(request.query)[0] if self.dense.wanted(index, request.query) else None
+        self.dense.use_profile(index)
+        with index.reading():
+            vector = self.dense.checked(index, vector)
+            plan = self.plan(index)
+            retrieved = search(index, request.query, request.k, request.filters, plan, vector, self.embed)
+        return Attempt(index, retrieved, retrieved.mode, empty_reason(retrieved, request))
 
     def build_in_background(self, name: str) -> str:
-        """When an index must be built first, start ``agentty-rag index NAME`` as a detached process.
-
-        For callers that must answer fast (the proactive hook): they stay quiet this turn instead of
-        building inside their time limit. Returns what was done ("" when the index can be used now).
-        """
-        index = self.index(name)
-        if not index.config.sources:
-            return ""
-        if lock_held(index.config.lock_path):
-            return f"the {name} index is being built by another process"
-        with index.reading():
-            try:
-                reason = index.needs_rebuild()
-            except IndexCorrupt as error:
-                reason = str(error)
-        if not reason:
-            return ""
-        import subprocess
-
-        subprocess.Popen(
-            [sys.executable, "-m", "agentty_rag", "--root", str(self.root), "index", name],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        return f"the {name} index needed a build ({reason}); building it in the background"
-
-    def _run(self, tool: str, names: tuple[str, ...], request: SearchRequest, wait_s: float | None) -> Outcome:
-        """Retrieve from each index (one, or the docs and the MCP resources' merged as the hook merges docs and
-        code), then fit and render; the header's mode and empty reason are the first index's."""
-        if "mcp" in names:
-            self.resources.start()  # the servers start while the docs index is refreshed
-        attempts = [self.retrieve(name, request.query, request.k, request.filters, wait_s) for name in names]
-        parts = [attempt.retrieved for attempt in attempts if attempt.retrieved is not None]
-        retrieved = merge_retrieved(parts, request.k) if len(parts) > 1 else parts[0] if parts else None
-        hits, funnel = (retrieved.hits, retrieved.funnel) if retrieved is not None else ((), Funnel())
-        ranked = next((a for a in attempts if a.retrieved is not None), attempts[0])
-        reason = "" if hits else ranked.empty_reason or f"no matches ({ranked.mode})"
-        notes = (*request.notes, *(note for a in attempts for note in a.notes))
-        if "mcp" in names:
-            notes += self.resources.notes()
-        result = SearchResult(tool, request.query, ranked.mode, hits, funnel, reason, notes, self.named_root)
-        outcome = answer(attempts[0].index, result, retrieved, self.budget())
-        if self.settings.learn:
-            self._remember(names[0], request.query, outcome)
-        return outcome
+        """When an index must be built first, start ``agentty-rag index NAME`` as a detached process (for the
+        proactive hook, which stays quiet this turn instead). Returns what was done ("" when none was needed)."""
+        return self.builds.detached(name)
 
     def _remember(self, name: str, query: str, outcome: Outcome) -> None:
         """Remember the learnable kinds' files a search showed, for ``agentty-rag feedback`` (implicit learning)."""
@@ -293,26 +229,11 @@ class Workspace:
         plan = Plan.from_settings(self.settings)
         return plan if index is None else replace(plan, lead=self.dense.lead(index))
 
-    def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
-        """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
-        index = self.index(name)
-        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index, query) else None
-        self.dense.use_profile(index)
-        with index.reading():
-            vector = self.dense.checked(index, vector)
-            return search(index, query, k, filters or Filters(), self.plan(index), vector, self.embed)
-
-    def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
-        """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
-        reason = "" if retrieved.hits else f"no matches ({retrieved.mode})"
-        result = SearchResult(
-            f"search_{name}", query, retrieved.mode, retrieved.hits, retrieved.funnel, reason, (), self.named_root
-        )
-        return answer(self.index(name), result, retrieved, budget or self.budget())
-
     def budget(self) -> BudgetConfig:
         """The token-economy levers, from the settings."""
         return BudgetConfig.from_settings(self.settings)
+
+    # -- shorthands for scripts and tests: each builds its request and calls ``search`` ------------------------
 
     def search_docs(
         self,
@@ -323,8 +244,7 @@ class Workspace:
         wait_s: float | None = None,
     ) -> Outcome:
         """Search the docs folder, skills and memory (and other MCP servers' resources, when they are on)."""
-        request = docs_request(self.places, query, k, scope, sources)
-        return self._run("search_docs", docs_indexes(request.filters, self.resources.enabled), request, wait_s)
+        return self.search(docs_request(self.places, query, k, scope, sources, wait_s))
 
     def search_code(
         self,
@@ -335,7 +255,13 @@ class Workspace:
         wait_s: float | None = None,
     ) -> Outcome:
         """Search the workspace's source code."""
-        return self._run("search_code", ("code",), code_request(self.places, query, k, scope, language), wait_s)
+        return self.search(code_request(self.places, query, k, scope, language, wait_s))
+
+    def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
+        """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
+        retrieved = self.search(ranking_request(name, query, k, filters)).retrieved
+        assert retrieved is not None  # a ranking attempt always ranks
+        return retrieved
 
     def close(self) -> None:
         """Close the indexes no thread is using (a busy one is left to the process's exit) and connections."""

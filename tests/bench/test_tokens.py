@@ -18,6 +18,8 @@ from agentty_rag.budget import BudgetConfig, fit
 from agentty_rag.config import BudgetSettings, load_settings
 from agentty_rag.outcome import Outcome
 from agentty_rag.render import passage_ends, render_text
+from agentty_rag.request import ranking_request
+from agentty_rag.retrieve.pipeline import Retrieved
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
 from tests.conftest import FIXTURES, LEXICAL
@@ -100,7 +102,7 @@ def test_tokens_to_the_hit_are_the_header_and_every_passage_up_to_the_found_one_
     shutil.copytree(FIXTURES / "code", root)
     workspace = Workspace(root, load_settings(LEXICAL))
     workspace.index("code").refresh()
-    outcome = workspace.render("code", QUESTION, workspace.ranked("code", QUESTION, 10))
+    outcome = workspace.search(ranking_request("code", QUESTION, 10))
     workspace.close()
     text, shown = outcome.text, reading(outcome)
     first = shown.hits[0].chunk
@@ -127,9 +129,9 @@ def test_a_rung_s_token_figures_pool_its_queries_and_a_miss_costs_32000() -> Non
     found = Query("q1", "x", (Label.parse("a.py", "code"),))
     missed = Query("q2", "x", (Label.parse("b.py", "code"),))
     result = SearchResult("search_code", "x", "bm25", shown, Funnel().then("lexical", 1))
-    packed = fit(shown, BudgetConfig.from_settings(BudgetSettings()), 1.0, weakest=0.0)
-    text = render_text(result, packed)
-    read = reading(Outcome(result, packed, text, {}))
+    budget = BudgetConfig.from_settings(BudgetSettings())
+    text = render_text(result, fit(shown, budget, 1.0, weakest=0.0))
+    read = reading(Outcome(result, Retrieved(shown, result.funnel, "bm25", confidence=1.0, weakest=0.0), budget))
     rung = RungResult("r", [score_query(q, shown, "file", 0.0, read) for q in (found, missed)])
     figures = rung.summary()
     assert {key: figures[key] for key, _ in TOKEN_BUDGETS} == dict.fromkeys((k for k, _ in TOKEN_BUDGETS), 0.5)

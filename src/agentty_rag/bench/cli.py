@@ -42,6 +42,7 @@ from agentty_rag.bench.scale import add_parser as add_scale_parser
 from agentty_rag.bench.scale import run_scale
 from agentty_rag.bench.suite import run_suite
 from agentty_rag.config import agentty_environment, effective_values, environment_without_agentty, load_settings
+from agentty_rag.request import ranking_request
 from agentty_rag.service import Workspace
 
 
@@ -137,7 +138,7 @@ def _timings(
             handle.write("\n" + ("# " if corpus == "code" else "") + "edited by rag-bench\n")
         started = time.perf_counter()
         index.refresh()
-        workspace.ranked(corpus, query, 10)
+        workspace.search(ranking_request(corpus, query, 10))
         edits.append(time.perf_counter() - started)
     figures["one_edit_next_answer_s"] = _median(edits)
     return figures

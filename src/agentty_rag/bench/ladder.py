@@ -22,6 +22,7 @@ from agentty_rag.config import Settings, load_settings, variable
 from agentty_rag.index.engine import CorpusIndex, RefreshReport
 from agentty_rag.outcome import Outcome
 from agentty_rag.render import passage_ends
+from agentty_rag.request import ranking_request
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.retrieve.stages import Rung as StageRung
 from agentty_rag.retrieve.stages import expand, hyde
@@ -209,8 +210,8 @@ def ranking_searcher(workspace: Workspace, corpus: str) -> Searcher:
     """The ranked hits alone; the ranking is put through the output path only to count what an agent reads."""
 
     def search(query: str, k: int) -> Searched:
-        retrieved = workspace.ranked(corpus, query, k)
-        return Searched(retrieved.hits, lambda: reading(workspace.render(corpus, query, retrieved)))
+        outcome = workspace.search(ranking_request(corpus, query, k))
+        return Searched(outcome.result.hits, lambda: reading(outcome))
 
     return search
 
@@ -219,8 +220,7 @@ def output_searcher(workspace: Workspace, corpus: str) -> Searcher:
     """The passages the output path shows (stitched, above the relevance floor, within the budget)."""
 
     def search(query: str, k: int) -> Searched:
-        retrieved = workspace.ranked(corpus, query, k)
-        shown = reading(workspace.render(corpus, query, retrieved))
+        shown = reading(workspace.search(ranking_request(corpus, query, k)))
         return Searched(shown.hits, lambda: shown)
 
     return search
@@ -273,7 +273,7 @@ def run_rungs(
         workspace.index(corpus).refresh()
         shown = output_searcher if name in OUTPUT_RUNGS else ranking_searcher
         result = evaluate(name, shown(workspace, corpus), queries, level, k)
-        rungs.append(Rung(result, workspace.ranked(corpus, queries[0].text, 1).mode))
+        rungs.append(Rung(result, workspace.search(ranking_request(corpus, queries[0].text, 1)).result.mode))
         workspace.close()
     return rungs
 
@@ -290,14 +290,14 @@ def measure_levers(workspace: Workspace, corpus: str, queries: Sequence[Query], 
     totals = {name: {"bytes": 0, "kept": 0, "found_kept": 0} for name in configs}
     with_answers = found = 0
     for query in queries:
-        retrieved = workspace.ranked(corpus, query.text, k)
-        ranked_text = "\n".join(hit.chunk.text for hit in retrieved.hits)
+        outcome = workspace.search(ranking_request(corpus, query.text, k))
+        ranked_text = "\n".join(hit.chunk.text for hit in outcome.result.hits)
         has_answers = bool(query.answers)
         in_ranking = has_answers and all(a in ranked_text for a in query.answers)
         with_answers += has_answers
         found += in_ranking
         for name, config in configs.items():
-            text = workspace.render(corpus, query.text, retrieved, config).text
+            text = outcome.refit(config).text
             totals[name]["bytes"] += len(text.encode("utf-8"))
             kept = has_answers and all(a in text for a in query.answers)
             totals[name]["kept"] += kept
@@ -326,7 +326,7 @@ def measured_configuration(
     if not measured:
         shown = output_searcher(built.workspace, corpus)
         measured = {"rung": "current", **evaluate("current", shown, queries, level, k).summary()}
-    measured["mode"] = built.workspace.ranked(corpus, queries[0].text, 1).mode
+    measured["mode"] = built.workspace.search(ranking_request(corpus, queries[0].text, 1)).result.mode
     return measured
 
 

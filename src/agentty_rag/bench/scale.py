@@ -36,6 +36,7 @@ from agentty_rag.bench.ladder import Target
 from agentty_rag.bench.metrics import percentile
 from agentty_rag.bench.report import columns, machine, machine_line, write_json
 from agentty_rag.config import agentty_environment, environment_without_agentty
+from agentty_rag.request import code_request, ranking_request
 
 # The settings every scale run uses on top of the user's: BM25 mode.
 LEXICAL = {"AGENTTY_RAG_DENSE": "0"}
@@ -128,10 +129,15 @@ def _searches(target: Target, count: int, seed: int) -> dict[str, Any]:
     # Eight words of a passage, as rag-bench asks; a tree of tiny passages gets two-word queries instead.
     picked = known_item_queries(chunks, count, seed) or known_item_queries(chunks, count, seed, words=2)
     queries = [query.text for query in picked]
+
+    def tool_call(query: str) -> object:
+        outcome = workspace.search(code_request(workspace.places, query, 10))
+        return outcome.text, outcome.structured  # rendered, as a tool call's answer is
+
     for query in queries[:3]:
-        workspace.search_code(query, k=10)
-    searched = _each(lambda query: workspace.search_code(query, k=10), queries)
-    ranked = _each(lambda query: workspace.ranked("code", query, 10), queries)
+        tool_call(query)
+    searched = _each(tool_call, queries)
+    ranked = _each(lambda query: workspace.search(ranking_request("code", query, 10)), queries)
     workspace.close()
     return {
         "queries": len(queries),

@@ -27,7 +27,7 @@ END = "<!-- end of the generated part -->"
 
 def _cli_part(root: Path) -> str:
     from agentty_rag.bench.cli import _parser as bench_parser
-    from agentty_rag.cli import _parser as main_parser
+    from agentty_rag.cli_parts.parser import parser as main_parser
 
     return cli_reference([main_parser(), bench_parser()])
 

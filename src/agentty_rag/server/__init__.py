@@ -13,7 +13,7 @@ waits for it (up to AGENTTY_RAG_BUILD_WAIT_MS) and reports progress to a client 
 from __future__ import annotations
 
 from agentty_rag.server.app import build_server, serve
-from agentty_rag.server.contract import SearchCodeArgs, SearchDocsArgs, SearchOutput, argument_problem, input_schema
+from agentty_rag.server.contract import SearchCodeArgs, SearchDocsArgs, SearchOutput, input_schema, parse_arguments
 from agentty_rag.server.session import AppState, Session
 from agentty_rag.server.web import RequireBearer, http_app, is_loopback, port_problem
 
@@ -24,10 +24,10 @@ __all__ = [
     "SearchDocsArgs",
     "SearchOutput",
     "Session",
-    "argument_problem",
     "build_server",
     "http_app",
     "input_schema",
+    "parse_arguments",
     "is_loopback",
     "port_problem",
     "serve",

@@ -11,7 +11,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp import MCPError
@@ -19,14 +19,13 @@ from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, CallToolResult, ListRootsResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agentty_rag import __version__
 from agentty_rag.config import Settings
 from agentty_rag.discovery import Located
 from agentty_rag.errors import AgenttyError
 from agentty_rag.inject import HookEvent, proactive_context
-from agentty_rag.outcome import Outcome
 from agentty_rag.server.contract import (
     CONTEXT_FOR_DESCRIPTION,
     INSTRUCTIONS,
@@ -36,8 +35,8 @@ from agentty_rag.server.contract import (
     SearchCodeArgs,
     SearchDocsArgs,
     SearchOutput,
-    argument_problem,
     input_schema,
+    parse_arguments,
 )
 from agentty_rag.server.session import AppState, Session
 from agentty_rag.server.web import http_app
@@ -46,16 +45,16 @@ from agentty_rag.service import Workspace
 
 log = logging.getLogger(__name__)
 
-Search = Callable[[Workspace], Outcome]
+ToolArguments = TypeVar("ToolArguments", SearchDocsArgs, SearchCodeArgs)
 
 
 async def _with_progress(
-    ctx: Context[AppState], workspace: Workspace, name: str, call: Callable[[], Outcome]
-) -> Outcome:
+    ctx: Context[AppState], workspace: Workspace, name: str, call: Callable[[], CallToolResult]
+) -> CallToolResult:
     """Run a blocking search in a worker thread, reporting index-build progress while it waits."""
     index = workspace.index(name)
     done = anyio.Event()
-    outcome: list[Outcome] = []
+    outcome: list[CallToolResult] = []
     failures: list[AgenttyError] = []
 
     async def run() -> None:
@@ -89,15 +88,15 @@ def _session(ctx: Context[AppState]) -> Session:
     return ctx.request_context.lifespan_context.session
 
 
-def _call_arguments(ctx: Context[AppState], model: type[BaseModel], tool: str) -> dict[str, Any]:
-    """The call's raw arguments, checked against the published schema (a ``ToolError`` when invalid)."""
+def _call_arguments(ctx: Context[AppState], model: type[ToolArguments], tool: str) -> ToolArguments:
+    """The call's raw arguments as the tool's model, validated once against the published schema (a
+    ``ToolError`` when invalid)."""
     params = ctx.request_context.params or {}
     arguments = params.get("arguments")
-    arguments = {} if arguments is None else arguments
-    problem = argument_problem(model, tool, arguments)
-    if problem:
-        raise ToolError(problem)
-    return dict(model.model_validate(arguments).model_dump())
+    parsed = parse_arguments(model, tool, {} if arguments is None else arguments)
+    if isinstance(parsed, str):
+        raise ToolError(parsed)
+    return parsed
 
 
 def client_roots(ctx: Context[AppState]) -> ListRoots | None:
@@ -112,34 +111,33 @@ def client_roots(ctx: Context[AppState]) -> ListRoots | None:
 ClientRoots = Annotated[ListRootsResult | None, Resolve(client_roots)]
 
 
-async def _search(ctx: Context[AppState], roots: ListRootsResult | None, name: str, call: Search) -> CallToolResult:
+async def _search(
+    ctx: Context[AppState], roots: ListRootsResult | None, name: str, arguments: SearchDocsArgs | SearchCodeArgs
+) -> CallToolResult:
+    """A tool call: the validated arguments make the request (checked against the workspace in the worker
+    thread, with the search), and ``Workspace.search`` answers it."""
     session = _session(ctx)
     if roots is not None:
         session.adopt_roots([str(root.uri) for root in roots.roots])
     workspace = session.require()
+
+    def call() -> CallToolResult:  # fitted and rendered in the worker thread too
+        outcome = workspace.search(arguments.request(workspace.places))
+        text = TextContent(type="text", text=outcome.text)
+        return CallToolResult(content=[text], structured_content=outcome.structured)
+
     try:
-        outcome = await _with_progress(ctx, workspace, name, functools.partial(call, workspace))
+        return await _with_progress(ctx, workspace, name, call)
     except AgenttyError as error:
         raise ToolError(str(error)) from None
-    return CallToolResult(content=[TextContent(type="text", text=outcome.text)], structured_content=outcome.structured)
 
 
 async def search_docs(ctx: Context[AppState], roots: ClientRoots = None) -> Annotated[CallToolResult, SearchOutput]:
-    a = _call_arguments(ctx, SearchDocsArgs, "search_docs")
-
-    def call(workspace: Workspace) -> Outcome:
-        return workspace.search_docs(a["query"], a["k"], a["scope"], a["sources"])
-
-    return await _search(ctx, roots, "docs", call)
+    return await _search(ctx, roots, "docs", _call_arguments(ctx, SearchDocsArgs, "search_docs"))
 
 
 async def search_code(ctx: Context[AppState], roots: ClientRoots = None) -> Annotated[CallToolResult, SearchOutput]:
-    a = _call_arguments(ctx, SearchCodeArgs, "search_code")
-
-    def call(workspace: Workspace) -> Outcome:
-        return workspace.search_code(a["query"], a["k"], a["scope"], a["language"])
-
-    return await _search(ctx, roots, "code", call)
+    return await _search(ctx, roots, "code", _call_arguments(ctx, SearchCodeArgs, "search_code"))
 
 
 async def context_for(

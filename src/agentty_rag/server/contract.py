@@ -1,18 +1,20 @@
 """What clients see of the server: its instructions, the tools' and prompt's descriptions, and the schemas.
 
-Each tool's arguments are one strict model, published as its input schema and checked on every call
-(``argument_problem`` says in one line what is wrong); its structured output is ``SearchOutput``.
+Each tool's arguments are one strict model, published as its input schema and checked once on every call
+(``parse_arguments``: the model, or one line saying what is wrong); the model then makes the search's
+request itself (``request``). Its structured output is ``SearchOutput``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentty_rag.request import MAX_K
+from agentty_rag.places import Places
+from agentty_rag.request import MAX_K, SearchRequest, code_request, docs_request
 from agentty_rag.source_kinds import DocsChoice, choice_names
 
 INSTRUCTIONS = """\
@@ -110,6 +112,10 @@ class SearchDocsArgs(_Strict):
         None, description=f"Which sources to search ({', '.join(choice_names('docs'))}); all when omitted."
     )
 
+    def request(self, places: Places) -> SearchRequest:
+        """The search these arguments ask for, checked against the workspace (a ``BadRequest`` when not)."""
+        return docs_request(places, self.query, self.k, self.scope, self.sources)
+
 
 class SearchCodeArgs(_Strict):
     query: str = Field(description="What the code does, in your own words.", max_length=100_000)
@@ -120,6 +126,13 @@ class SearchCodeArgs(_Strict):
     language: str | None = Field(
         None, description="Only this language, e.g. python, typescript, go, rust, java.", max_length=64
     )
+
+    def request(self, places: Places) -> SearchRequest:
+        """The search these arguments ask for, checked against the workspace (a ``BadRequest`` when not)."""
+        return code_request(places, self.query, self.k, self.scope, self.language)
+
+
+Arguments = TypeVar("Arguments", bound=BaseModel)
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -143,12 +156,12 @@ def _expected(name: str, prop: dict[str, Any]) -> str:
     return f"{name} must be a string" + (" or left out" if "anyOf" in prop else "")
 
 
-def argument_problem(model: type[BaseModel], tool: str, arguments: object) -> str:
-    """One line saying what is wrong with a call's arguments ("" when they are valid)."""
+def parse_arguments(model: type[Arguments], tool: str, arguments: object) -> Arguments | str:
+    """A call's arguments as the tool's model, validated once, or one line saying what is wrong."""
     if not isinstance(arguments, dict):
         return f'the arguments must be an object, e.g. {{"query": "..."}} (got {type(arguments).__name__})'
     try:
-        model.model_validate(arguments)
+        return model.model_validate(arguments)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         location = first["loc"]
@@ -162,7 +175,6 @@ def argument_problem(model: type[BaseModel], tool: str, arguments: object) -> st
             return f"{name} is too long (at most {first.get('ctx', {}).get('max_length')} characters)"
         got = arguments.get(name)
         return f"{_expected(name, properties.get(name, {}))} (got {json.dumps(got, ensure_ascii=False)[:80]})"
-    return ""
 
 
 __all__ = [
@@ -174,6 +186,6 @@ __all__ = [
     "SearchCodeArgs",
     "SearchDocsArgs",
     "SearchOutput",
-    "argument_problem",
     "input_schema",
+    "parse_arguments",
 ]

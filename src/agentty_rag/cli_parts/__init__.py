@@ -1,0 +1,1 @@
+"""The command line's parts beside ``agentty_rag.cli``: its arguments."""
