@@ -36,6 +36,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +124,8 @@ def move(mapping: dict[str, object]) -> list[Path]:
                     doc = docs.get(folder.as_posix()) if base == PACKAGE else None
                     if base == PACKAGE and doc is None:
                         raise Refused(f"no docstring for the new package {folder.as_posix()} in 'packages'")
-                    init.write_text(f'"""{doc}"""\n' if doc else "", encoding="utf-8")
+                    text = textwrap.fill(doc, width=114) if doc else ""
+                    init.write_text(f'"""{text}"""\n' if doc else "", encoding="utf-8")
                     created.append(init)
             git("mv", str(base / old), str(target))
     if created:
@@ -228,7 +230,9 @@ def architecture(mapping: dict[str, object]) -> str:
     text = ARCHITECTURE.read_text(encoding="utf-8")
     layers = mapping["layers"]
     assert isinstance(layers, list)
-    body = "".join(f"    ({', '.join(json.dumps(n) for n in layer)},)\n" for layer in layers)
+    body = "".join(
+        f"    ({', '.join(json.dumps(n) for n in layer)}{',' if len(layer) == 1 else ''}),\n" for layer in layers
+    )
     layers_re = re.compile(r"LAYERS: tuple\[tuple\[str, \.\.\.\], \.\.\.\] = \(\n.*?\n\)\n", re.S)
     if not layers_re.search(text):
         raise Refused("tests/test_architecture.py: LAYERS not found where expected; update it by hand")
