@@ -98,8 +98,8 @@ def test_runtime_code_never_imports_the_benchmark() -> None:
     assert offenders == []
 
 
-# The MCP server (a package), and the client that reads other servers' resources.
-SDK_USERS = ("mcp_resources/connect.py", "mcp_resources/reader.py")
+# The MCP server (a package), and the client that reads other servers' resources and follows their changes.
+SDK_USERS = ("mcp_resources/connect.py", "mcp_resources/reader.py", "mcp_resources/changes.py")
 
 
 def test_only_the_server_and_the_resource_reader_import_the_mcp_sdk() -> None:

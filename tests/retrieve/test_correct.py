@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from agentty_rag.config import load_settings
-from agentty_rag.render.results import render_explanation
+from agentty_rag.render.explain import render_explanation
 from agentty_rag.retrieve.pipeline import Filters, Plan, generate, search
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages import build_stages

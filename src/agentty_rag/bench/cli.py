@@ -29,12 +29,12 @@ from agentty_rag.bench.ladder import (
     Target,
     build,
     check_k,
-    measure_levers,
     measured_configuration,
     parse_rungs,
     plan,
     run_rungs,
 )
+from agentty_rag.bench.levers import measure_levers
 from agentty_rag.bench.make_suite import make_suite
 from agentty_rag.bench.manifest import ManifestError
 from agentty_rag.bench.report import levers_table, machine, machine_line, metrics_table, ratio, token_table, write_json

@@ -2,7 +2,7 @@
 
 ``rag-bench docs|code`` runs it on a private copy of a workspace, ``rag-bench suite`` on each workspace of a
 manifest; both build the index first (``build``), then run the rungs (``run_rungs``) and, when asked, the
-token-economy levers (``measure_levers``).
+token-economy levers (``levers.measure_levers``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +75,6 @@ RUNGS = ladder(stage_rungs())
 # The rungs whose stages ask the generator (``retrieve.generator``).
 GENERATION_RUNGS = frozenset(rung.name for kind in (expand.KIND, hyde.KIND) for rung in kind.rungs)
 OUTPUT_RUNGS = {*list(RUNGS)[list(RUNGS).index(DEFAULT_RUNG) :], "current"}
-
-# Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
-LEVERS: dict[str, dict[str, object]] = {
-    "all levers on": {},
-    "- relevance floor": {"relevance_floor": 0.0},
-    "- water-filling": {"gamma": 0.0},
-    "- confidence scaling": {"confidence_floor": 1.0},
-    "- extractive": {"extractive": False},
-    "- water-filling, - extractive": {"gamma": 0.0, "extractive": False},
-    "all levers off": {"relevance_floor": 0.0, "gamma": 0.0, "confidence_floor": 1.0, "extractive": False},
-}
-TOKENS_PER_BYTE = 0.25  # ~4 bytes per token: the usual estimate for English text and code
 
 
 @dataclass(frozen=True)
@@ -278,45 +266,6 @@ def run_rungs(
     return rungs
 
 
-def measure_levers(workspace: Workspace, corpus: str, queries: Sequence[Query], k: int) -> dict[str, dict[str, float]]:
-    """Per token-economy row: bytes and tokens emitted per query, and how many answers survive.
-
-    ``answers_in_output`` is the share of queries (with ``answers``) whose answer substrings all appear in the
-    emitted text; ``answer_retention`` is that share among the queries whose answers the ranked passages held
-    in full before the output path (what the output path keeps of what the ranking found).
-    """
-    base = workspace.budget()
-    configs = {name: replace(base, **change) for name, change in LEVERS.items()}  # type: ignore[arg-type]
-    totals = {name: {"bytes": 0, "kept": 0, "found_kept": 0} for name in configs}
-    with_answers = found = 0
-    for query in queries:
-        outcome = workspace.search(ranking_request(corpus, query.text, k))
-        ranked_text = "\n".join(hit.chunk.text for hit in outcome.result.hits)
-        has_answers = bool(query.answers)
-        in_ranking = has_answers and all(a in ranked_text for a in query.answers)
-        with_answers += has_answers
-        found += in_ranking
-        for name, config in configs.items():
-            text = outcome.refit(config).text
-            totals[name]["bytes"] += len(text.encode("utf-8"))
-            kept = has_answers and all(a in text for a in query.answers)
-            totals[name]["kept"] += kept
-            totals[name]["found_kept"] += kept and in_ranking
-    count = max(len(queries), 1)
-    nan = float("nan")
-    return {
-        name: {
-            "bytes_per_query": t["bytes"] / count,
-            "tokens_per_query": t["bytes"] * TOKENS_PER_BYTE / count,
-            "answers_in_output": t["kept"] / with_answers if with_answers else nan,
-            "answer_retention": t["found_kept"] / found if found else nan,
-            "queries_with_answers": float(with_answers),
-            "answers_in_ranking": float(found),
-        }
-        for name, t in totals.items()
-    }
-
-
 def measured_configuration(
     built: Built, corpus: str, queries: Sequence[Query], level: str, k: int, rows: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -335,17 +284,14 @@ __all__ = [
     "DENSE_ONLY",
     "DENSE_STAGES",
     "DENSE_SWITCH",
-    "LEVERS",
     "OUTPUT_RUNGS",
     "RUNGS",
-    "TOKENS_PER_BYTE",
     "Built",
     "Rung",
     "Target",
     "build",
     "check_k",
     "ladder",
-    "measure_levers",
     "measured_configuration",
     "parse_rungs",
     "plan",

@@ -31,11 +31,11 @@ from agentty_rag.bench.ladder import (
     Target,
     build,
     check_k,
-    measure_levers,
     parse_rungs,
     plan,
     run_rungs,
 )
+from agentty_rag.bench.levers import measure_levers
 from agentty_rag.bench.manifest import SuiteWorkspace, load_manifest
 from agentty_rag.bench.report import (
     SUITE_COLUMNS,

@@ -8,10 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentty_rag.config.variables import flag, folder, integer, names
-
-KIB = 1024
-MIB = 1024 * 1024
+from agentty_rag.config.variables import KIB, MIB, flag, folder, integer, names
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.budget import BudgetSettings
 from agentty_rag.config.freshness import FreshnessSettings
 from agentty_rag.config.generation import GenerationSettings
 from agentty_rag.config.graph import GraphSettings
 from agentty_rag.config.mcp_resources import McpSettings
-from agentty_rag.config.variables import choice, flag, folder, folders, integer, number, source_list, text
-
-KIB = 1024
-MIB = 1024 * 1024
+from agentty_rag.config.ranking import RankingSettings
+from agentty_rag.config.variables import KIB, MIB, choice, flag, folder, folders, integer, number, source_list, text
 
 
 @dataclass(frozen=True)
@@ -158,132 +157,6 @@ class DenseSettings:
         "After repeated embedding failures mid-session, how long the dense leg stays off before a new probe.",
         low=1,
         high=86_400,
-    )
-
-
-@dataclass(frozen=True)
-class RankingSettings:
-    """Ranking: the fusion weights and which stages run after candidate generation."""
-
-    bm25_weight: float = number(
-        "AGENTTY_RAG_BM25_WEIGHT", 1.0, "Weight of the lexical leg in the fusion.", low=0.0, high=10.0
-    )
-    dense_weight: float = number(
-        "AGENTTY_RAG_DENSE_WEIGHT",
-        1.0,
-        "Weight of the dense leg in the fusion (0: no dense influence at all).",
-        low=0.0,
-        high=10.0,
-    )
-    leg_check: bool = flag(
-        "AGENTTY_RAG_LEG_CHECK",
-        True,
-        "Code: once an index's vectors are complete, rank its own documented definitions (docs hidden) by the "
-        "lexical leg and by the fusion; when the fusion clearly loses, that index's searches stay lexical. "
-        "Not applied when either leg's weight is set.",
-    )
-    rerank: bool = flag("AGENTTY_RAG_RERANK", True, "The feature reranker after fusion.")
-    file_ranking: bool = flag(
-        "AGENTTY_RAG_FILES",
-        True,
-        "Code: files scored as a whole (BM25 of the file, its best chunks, the names the query asks for); "
-        "the file order is merged with the passage order (needs the reranker).",
-    )
-    mmr: bool = flag(
-        "AGENTTY_RAG_MMR",
-        False,
-        "MMR diversification with a per-file cap (off: it lowered MRR and nDCG@10 on every benchmark set).",
-    )
-    mmr_lambda: float = number(
-        "AGENTTY_RAG_MMR_LAMBDA",
-        0.7,
-        "MMR trade-off: 1 keeps the relevance order, 0 picks for novelty only.",
-        low=0.0,
-        high=1.0,
-    )
-    prf: bool = flag(
-        "AGENTTY_RAG_PRF",
-        False,
-        "Pseudo-relevance feedback: the query expanded (RM3) from its best lexical passages and searched once "
-        "more; skipped when the first pass is confident.",
-    )
-    prf_docs: int = integer(
-        "AGENTTY_RAG_PRF_DOCS", 8, "Feedback: how many of the best lexical passages feed it.", low=1, high=50
-    )
-    prf_terms: int = integer("AGENTTY_RAG_PRF_TERMS", 8, "Feedback: how many terms join the query.", low=1, high=50)
-    correct: bool = flag(
-        "AGENTTY_RAG_CORRECT",
-        False,
-        "Corrective grading: each candidate graded correct / ambiguous / incorrect from its retrieval score and "
-        "lexical (or dense) support; incorrect ones give way to the next; a poor retrieval gets one second try.",
-    )
-    stitch: bool = flag(
-        "AGENTTY_RAG_STITCH",
-        True,
-        "Merge neighbouring passages of one file and collapse near-duplicate passages.",
-    )
-    learn: bool = flag(
-        "AGENTTY_RAG_LEARN",
-        False,
-        "Implicit learning (experimental): searches remember the docs and code files they showed, "
-        "`agentty-rag feedback` (a PostToolUse hook: `init claude-code --learn`) records the ones the "
-        "agent then opened, and a small capped prior lifts them for similar later queries.",
-    )
-    learn_half_life_days: float = number(
-        "AGENTTY_RAG_LEARN_HALF_LIFE_DAYS",
-        14.0,
-        "Implicit learning: a feedback row counts half as much after this many days.",
-        low=0.5,
-        high=365.0,
-    )
-
-
-@dataclass(frozen=True)
-class BudgetSettings:
-    """Budget: how many bytes of passages a result shows, and which bytes."""
-
-    output_bytes: int = integer(
-        "AGENTTY_RAG_OUTPUT_BYTES",
-        12_288,
-        "Aggregate budget for the passage bodies of one result.",
-        low=2 * KIB,
-        high=64 * KIB,
-    )
-    relevance_floor: float = number(
-        "AGENTTY_RAG_RELEVANCE_FLOOR",
-        0.30,
-        "A passage is kept only if its relevance (1 for the best hit, 0 for the weakest candidate) is at "
-        "least this (0 keeps every hit; the best is always kept).",
-        low=0.0,
-        high=1.0,
-    )
-    code_passage_bytes: int = integer(
-        "AGENTTY_RAG_CODE_PASSAGE_BYTES",
-        1200,
-        "Code: most bytes the best passage shows, half of it each other one; a longer passage shows the lines "
-        "the query needs (0: no cap, a passage shows what its share of the budget allows).",
-        low=0,
-        high=64 * KIB,
-    )
-    budget_gamma: float = number(
-        "AGENTTY_RAG_BUDGET_GAMMA",
-        1.5,
-        "A passage of relevance r deserves r^gamma of its length, and a short budget is shared in that "
-        "proportion (0: every passage all of it, equal shares).",
-        low=0.0,
-        high=4.0,
-    )
-    conf_budget_floor: float = number(
-        "AGENTTY_RAG_CONF_BUDGET_FLOOR",
-        0.45,
-        "Share of the output budget used at confidence 0; it ramps to all of it at confidence 1.",
-        low=0.0,
-        high=1.0,
-    )
-    extractive: bool = flag(
-        "AGENTTY_RAG_EXTRACTIVE",
-        True,
-        "Compress long passages to the sentences / lines the query needs (0: first lines only).",
     )
 
 

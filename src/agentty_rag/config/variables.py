@@ -19,6 +19,9 @@ from agentty_rag.errors import MalformedValue
 Kind = Literal["bool", "int", "float", "str", "path", "paths", "choice", "sources", "names"]
 T = TypeVar("T")
 _KEY = "agentty_variable"
+# Byte sizes in the declarations read as sizes.
+KIB = 1024
+MIB = 1024 * 1024
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

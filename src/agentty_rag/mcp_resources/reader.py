@@ -29,10 +29,9 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 from mcp import Client, MCPError
-from mcp.client.subscriptions import Subscription, SubscriptionLost
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentty_rag.errors import ResourceServerError
+from agentty_rag.mcp_resources.changes import Changes
 from agentty_rag.mcp_resources.connect import open_client
 from agentty_rag.mcp_resources.model import (
     LISTING_TIMEOUTS,
@@ -78,11 +77,7 @@ class ServerReader:
         self._skipped: dict[str, str] = {}  # uri -> why it was left out
         self._capped = False  # the listing was cut (``_capped_by`` says by what)
         self._capped_by = ""
-        self._stale_list = False
-        self._stale: set[str] = set()
-        self._wake = anyio.Event()
-        self._watched: tuple[str, ...] | None = None
-        self._watch_stack: contextlib.AsyncExitStack | None = None
+        self._changes = Changes()
         self._timeouts_in_a_row = 0
         self._failed_this_attempt = False
         self._connected = False
@@ -121,10 +116,10 @@ class ServerReader:
                 async with anyio.create_task_group() as tasks, contextlib.AsyncExitStack() as stack:
                     tasks.start_soon(self._deadline, session)
                     client = await open_client(
-                        stack, self.spec, self._environment, tail, self._protocol, self._on_message
+                        stack, self.spec, self._environment, tail, self._protocol, self._changes.on_message
                     )
                     self._connected = True
-                    stack.push_async_callback(self._unwatch)
+                    stack.push_async_callback(self._changes.unwatch)
                     if client.server_capabilities.resources is None:
                         self._publish(state="ready", freshness="offers no resources")
                         return
@@ -142,12 +137,6 @@ class ServerReader:
             self._fail(f"timed out after {self._ms} ms starting")
             session.cancel()
 
-    async def _unwatch(self) -> None:
-        """End a 2026 subscription before its session closes."""
-        watching, self._watch_stack, self._watched = self._watch_stack, None, None
-        if watching is not None:
-            await watching.aclose()
-
     async def _call(self, what: str, call: Awaitable[T]) -> T:
         """One request, bounded by the timeout; a failure raises ``ResourceServerError`` naming ``what``."""
         try:
@@ -163,7 +152,7 @@ class ServerReader:
     async def _load(self, client: Client, tasks: anyio.abc.TaskGroup, reread: bool | Iterable[str]) -> None:
         """List the resources, follow their changes, drop the ones gone, and read the new ones and ``reread``."""
         self._listed = await self._list(client)
-        await self._watch(client, tasks)
+        await self._changes.watch(client, tasks, self._listed, self._call)
         for uri in set(self.resources) - set(self._listed):
             del self.resources[uri]
         for uri in set(self._skipped) - set(self._listed):
@@ -265,61 +254,13 @@ class ServerReader:
         capabilities = client.server_capabilities.resources
         return capabilities is not None and bool(capabilities.subscribe) and bool(capabilities.list_changed)
 
-    async def _watch(self, client: Client, tasks: anyio.abc.TaskGroup) -> None:
-        """Ask to be told of changes to the listed resources: subscribe to each (2025) or listen (2026)."""
-        capabilities = client.server_capabilities.resources
-        uris = tuple(sorted(self._listed)) if capabilities is not None and capabilities.subscribe else ()
-        if capabilities is None or uris == self._watched or not (capabilities.subscribe or capabilities.list_changed):
-            return
-        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await self._unwatch()
-            self._watch_stack = contextlib.AsyncExitStack()
-            listening = client.listen(
-                resources_list_changed=bool(capabilities.list_changed), resource_subscriptions=uris
-            )
-            subscription = await self._call("subscribing", self._watch_stack.enter_async_context(listening))
-            tasks.start_soon(self._drain, subscription)
-        else:
-            new = [uri for uri in uris if uri not in (self._watched or ())]
-            for uri in new:
-                request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-                with contextlib.suppress(ResourceServerError):
-                    await self._call(f"subscribing to {uri}", client.session.send_request(request, types.EmptyResult))
-        self._watched = uris
-
-    async def _drain(self, subscription: Subscription) -> None:
-        """Take a 2026 stream's events (the SDK hands each to ``_on_message`` as well); when it is lost, the
-        resources are listed again."""
-        try:
-            async for _event in subscription:
-                pass
-        except SubscriptionLost:
-            self._watched = None
-            self._mark(relist=True)
-
-    async def _on_message(self, message: object) -> None:
-        if isinstance(message, types.ResourceListChangedNotification):
-            self._mark(relist=True)
-        elif isinstance(message, types.ResourceUpdatedNotification):
-            self._mark(uri=message.params.uri)
-
-    def _mark(self, relist: bool = False, uri: str = "") -> None:
-        self._stale_list = self._stale_list or relist
-        if uri:
-            self._stale.add(uri)
-        self._wake.set()
-
     async def _follow(self, client: Client, tasks: anyio.abc.TaskGroup) -> None:
         """Until cancelled: re-list or re-read on the server's word, or everything every TTL."""
         live = self._live(client)
         self._publish(freshness="change notifications" if live else f"read again every {self.options.ttl_s:g} s")
         while True:
-            with anyio.move_on_after(math.inf if live else self.options.ttl_s) as waited:
-                await self._wake.wait()
-            self._wake = anyio.Event()
-            stale, self._stale = self._stale, set()
-            relist, self._stale_list = self._stale_list, False
-            if waited.cancelled_caught:
+            timed_out, relist, stale = await self._changes.wait(math.inf if live else self.options.ttl_s)
+            if timed_out:
                 await self._load(client, tasks, reread=True)
             elif relist:
                 await self._load(client, tasks, reread=stale)

@@ -1,12 +1,13 @@
 """The only formatter: everything the package shows a model or a person is made into text here.
 
 ``results`` shows search results (the text the model reads, the same results as structured content, the
-proactive block, ``--explain``); ``status`` shows ``agentty-rag status`` and ``index --dry-run`` from their
-typed reports (``status_types``). Nothing here ranks or counts tokens.
+proactive block); ``explain`` shows ``--explain``; ``status`` shows ``agentty-rag status`` and
+``index --dry-run`` from their typed reports (``status_types``). Nothing here ranks or counts tokens.
 """
 
 from __future__ import annotations
 
+from agentty_rag.render.explain import render_explanation
 from agentty_rag.render.results import (
     HEADINGS_JOINED_BY,
     KINDS_JOINED_BY,
@@ -25,7 +26,6 @@ from agentty_rag.render.results import (
     printable,
     provenance,
     render_context_block,
-    render_explanation,
     render_structured,
     render_text,
     symbols,
