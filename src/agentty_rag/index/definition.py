@@ -33,6 +33,7 @@ class IndexConfig:
         persist: False keeps the index in memory only (nothing under ``.agentty/``): for sources that must
             never be written to disk, such as other MCP servers' resources.
         scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
+        lexical: the backend of its lexical index (a name in ``lexical_backends.BACKENDS``).
     """
 
     name: str
@@ -45,6 +46,7 @@ class IndexConfig:
     roots: dict[str, str] = field(default_factory=dict)
     persist: bool = True
     scoring: Scoring = DOCS_SCORING
+    lexical: str = "sqlite"
 
     @property
     def field_names(self) -> tuple[str, ...]:
