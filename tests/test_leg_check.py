@@ -71,10 +71,10 @@ def test_a_chunk_outside_the_index_scores_as_it_would_inside(corpus: Path) -> No
     groups = index.file_groups()
     for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
         weights = analyse_query(index, query, code=True).weights
-        scores = index.lexical_scores(weights).chunks
+        scores = index.lexical_scores(weights)
         for number in range(len(groups.refs)):
             for slot, chunk in index.chunks(groups.slots_of(number).tolist()).items():
-                assert index.score_outside(chunk, weights) == pytest.approx(float(scores[slot]), abs=1e-9)
+                assert index.score_outside(chunk, weights) == pytest.approx(scores.of(slot), abs=1e-9)
 
 
 def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(corpus: Path) -> None:
@@ -82,13 +82,13 @@ def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(cor
     groups = index.file_groups()
     for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
         weights = analyse_query(index, query, code=True).weights
-        files = index.lexical_scores(weights, files=True).files
+        files = index.lexical_scores(weights, files=True)
         for number in range(len(groups.refs)):
             chunks = index.chunks(groups.slots_of(number).tolist())
             first = dict(list(chunks.items())[:1])  # its first chunk given as it is stored: the same score
-            assert index.score_file_outside(number, first, weights) == pytest.approx(float(files[number]), abs=1e-9)
+            assert index.score_file_outside(number, first, weights) == pytest.approx(files.of_file(number), abs=1e-9)
             emptied = {slot: replace(chunk, text="") for slot, chunk in chunks.items()}
-            assert index.score_file_outside(number, emptied, weights) <= float(files[number]) + 1e-9
+            assert index.score_file_outside(number, emptied, weights) <= files.of_file(number) + 1e-9
 
 
 def _verdict_made(corpus: Path) -> tuple[Path, Stored]:
@@ -256,10 +256,10 @@ def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_
         masked = probe.masked[slot]
         assert view.chunks([slot])[slot] == masked and index.chunks([slot])[slot] != masked  # the index is unchanged
         assert view.chunk_term_ids([slot])[slot] < index.chunk_term_ids([slot])[slot]  # the doc's own words are gone
-        assert float(seen.chunks[slot]) == pytest.approx(index.score_outside(masked, weights))
+        assert seen.of(slot) == pytest.approx(index.score_outside(masked, weights))
         file = int(groups.of_slot[slot])
         hidden = {s: c for s, c in probe.masked.items() if int(groups.of_slot[s]) == file}
-        assert float(seen.files[file]) == pytest.approx(index.score_file_outside(file, hidden, weights))
+        assert seen.of_file(file) == pytest.approx(index.score_file_outside(file, hidden, weights))
         assert float(similarities[slot]) == pytest.approx(
             float(np.asarray(vectors[slot]) @ np.asarray(query)), abs=1e-6
         )

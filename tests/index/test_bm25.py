@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentty_rag.index.bm25 import idf, tf_saturation
-from agentty_rag.index.lexical import LexicalIndex
+from agentty_rag.index.lexical import Postings
 
 VOCAB = [f"w{i}" for i in range(40)]
 
@@ -20,8 +20,8 @@ def _corpus(seed: int, n_docs: int) -> list[list[str]]:
     return [[rng.choice(VOCAB[: rng.randint(5, 40)]) for _ in range(rng.randint(1, 30))] for _ in range(n_docs)]
 
 
-def _ours(corpus: list[list[str]]) -> LexicalIndex:
-    index = LexicalIndex(("body",))
+def _ours(corpus: list[list[str]]) -> Postings:
+    index = Postings(("body",))
     ids = {term: i for i, term in enumerate(VOCAB)}
     for slot, doc in enumerate(corpus):
         counts: dict[int, int] = {}

@@ -11,7 +11,7 @@ import pytest
 
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.chunk_terms import FileLayout, FileTerms, decode_terms, encode_terms
-from agentty_rag.index.lexical import FieldTerms
+from agentty_rag.index.lexical_protocol import FieldTerms
 from agentty_rag.index.update import as_ids
 
 FIELDS = ("body", "symbol", "path", "name")

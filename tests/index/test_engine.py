@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.store import SCHEMA_VERSION
-from agentty_rag.retrieve.files import top_indices
 from agentty_rag.service import Workspace
 from tests.conftest import LEXICAL, write
 
@@ -42,10 +41,9 @@ def _code(root: Path, **env: str) -> CorpusIndex:
 
 
 def _top(index: CorpusIndex, query: str, k: int = 5) -> list[tuple[str, float]]:
-    scores = index.lexical_scores(dict.fromkeys(index.tokenize(query), 1.0)).chunks
-    slots = top_indices(scores, k)
-    chunks = index.chunks(slots)
-    return sorted(((chunks[s].ref, round(float(scores[s]), 9)) for s in slots), key=lambda p: (-p[1], p[0]))
+    leg = index.lexical_scores(dict.fromkeys(index.tokenize(query), 1.0)).leg(k)
+    chunks = index.chunks([s for s, _ in leg])
+    return sorted(((chunks[s].ref, round(score, 9)) for s, score in leg), key=lambda p: (-p[1], p[0]))
 
 
 def test_a_second_process_answers_from_disk_without_rechunking(tmp_path: Path) -> None:

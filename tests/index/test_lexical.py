@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentty_rag.index.lexical import LexicalIndex, Segment
+from agentty_rag.index.lexical import Postings, Segment
+from agentty_rag.index.lexical_groups import group_statistics, score_groups
 
 FIELDS = ("body", "title")
 docs_strategy = st.lists(st.integers(0, 15), min_size=0, max_size=12)
@@ -21,8 +22,8 @@ def _terms(doc: list[int]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
-def _fresh(docs: dict[str, list[int]]) -> tuple[LexicalIndex, dict[str, int]]:
-    index = LexicalIndex(FIELDS)
+def _fresh(docs: dict[str, list[int]]) -> tuple[Postings, dict[str, int]]:
+    index = Postings(FIELDS)
     slots = {}
     for slot, (key, doc) in enumerate(sorted(docs.items())):
         index.add(slot, _terms(doc))
@@ -80,7 +81,7 @@ def test_segment_build_groups_postings_by_term_sorted_by_slot() -> None:
 )
 def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, term_weights) -> None:
     """Scoring groups of chunks (the files they come from) equals scoring each group merged into one document."""
-    index = LexicalIndex(FIELDS)
+    index = Postings(FIELDS)
     merged: dict[int, list[int]] = {}
     for slot, (group, doc) in enumerate(chunks):
         index.add(slot, _terms(doc))
@@ -88,7 +89,7 @@ def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, te
     group_of_slot = np.array([group for group, _ in chunks], np.int32)
     groups = sorted(merged)
     # The reference: one document per group, its field terms the sums of its chunks'.
-    reference = LexicalIndex(FIELDS)
+    reference = Postings(FIELDS)
     for position, group in enumerate(groups):
         fields: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for name in FIELDS:
@@ -102,7 +103,7 @@ def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, te
         reference.add(position, fields)
     weights = {"body": 1.0, "title": 0.5}
     q = {"body": query, "title": query}
-    by_group = index.score_groups(q, weights, index.group_statistics(group_of_slot, 5), term_weights)
+    by_group = score_groups(index, q, weights, group_statistics(index, group_of_slot, 5), term_weights)
     expected = reference.score(q, weights, term_weights)
     for position, group in enumerate(groups):
         assert abs(by_group[group] - expected[position]) < 1e-9
@@ -110,7 +111,7 @@ def test_a_group_scores_as_one_document_holding_all_its_chunks(chunks, query, te
 
 
 def test_a_file_wide_field_counts_once_per_group() -> None:
-    index = LexicalIndex(("body", "path"))
+    index = Postings(("body", "path"))
     one = {
         "body": (np.array([1], np.int32), np.array([1], np.int32)),
         "path": (np.array([7], np.int32), np.array([1], np.int32)),
@@ -124,8 +125,8 @@ def test_a_file_wide_field_counts_once_per_group() -> None:
     index.add(3, other)  # a file of one chunk, path term 8
     group_of_slot = np.array([0, 0, 0, 1], np.int32)
     weights = {"path": 1.0}
-    groups = index.group_statistics(group_of_slot, 2, frozenset({"path"}))
-    wide = index.score_groups({"path": [7]}, weights, groups)
-    single = index.score_groups({"path": [8]}, weights, groups)
+    groups = group_statistics(index, group_of_slot, 2, frozenset({"path"}))
+    wide = score_groups(index, {"path": [7]}, weights, groups)
+    single = score_groups(index, {"path": [8]}, weights, groups)
     # Both files hold their path term once: the same score, however many chunks repeat it.
     assert wide[0] > 0 and abs(wide[0] - single[1]) < 1e-12

@@ -35,8 +35,9 @@ def _same_as_a_fresh_process(index: CorpusIndex, root: Path) -> None:
     assert _groups(index) == _groups(fresh)
     terms = {"handler": 1.0, "request": 1.0, "value": 1.0}
     mine, theirs = index.lexical_scores(terms, files=True), fresh.lexical_scores(terms, files=True)
-    assert np.array_equal(mine.chunks, theirs.chunks)
-    assert np.array_equal(mine.files, theirs.files)
+    slots, files = np.arange(len(index._mirror.lexical.alive)), range(len(mine.groups.refs))
+    assert np.array_equal(mine.at(slots), theirs.at(slots))
+    assert [mine.of_file(f) for f in files] == [theirs.of_file(f) for f in files]
 
 
 def test_an_edit_a_new_file_and_a_removal_each_leave_the_views_a_fresh_process_reads(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentty_rag.index.engine import FileGroups
+from agentty_rag.index.lexical_scores import LexicalScores
 from agentty_rag.retrieve.files import best_chunk_of, chunk_sums, merge_orders, relative, top_indices
 
 
@@ -26,8 +27,9 @@ def test_best_chunk_of_each_file() -> None:
         np.array([0, 1, 5, 2, 3, 4, 6], np.int32),
         np.array([0, 3, 5, 6, 7], np.int64),
     )
-    assert best_chunk_of([0, 1, 3], chunk_scores, groups) == {0: 1, 1: 2}  # a tie goes to the lower slot
-    assert best_chunk_of([], chunk_scores, groups) == {}
+    lexical = LexicalScores(chunk_scores, np.zeros(4), groups)
+    assert best_chunk_of([0, 1, 3], lexical) == {0: 1, 1: 2}  # a tie goes to the lower slot
+    assert best_chunk_of([], lexical) == {}
 
 
 def test_chunk_sums_add_up_the_best_chunks_of_each_file() -> None:

@@ -1,5 +1,6 @@
 """A full build's writer: every file's chunks, ready-made by the workers (``ingest.build_file``), numbered into
-slots, their terms mapped to the index's ids a file at a time, and written in one transaction.
+slots, their terms mapped to the index's ids a file at a time, and written in one transaction (the lexical
+index's part by its backend's ``LexicalBuild``).
 
 Term ids are given in order of first occurrence (file by file in key order, then chunk, field and term), so
 the same files always give the same index. The per-chunk work left here is small: the id mapping, the
@@ -8,15 +9,14 @@ sorting and the postings are array operations over a whole file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
-import numpy.typing as npt
 
 from agentty_rag.index.chunk_terms import FileLayout
 from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.ingest import BuiltFile
-from agentty_rag.index.lexical import LexicalIndex, Segment
+from agentty_rag.index.lexical_protocol import LexicalIndex
 from agentty_rag.index.manifest import Scan
 from agentty_rag.index.records import ChunkRecord
 from agentty_rag.index.store import FileRow, Store
@@ -27,47 +27,20 @@ from agentty_rag.index.vector_stores import vector_backend
 _ROWS_PER_WRITE = 2000
 
 
-class _Postings:
-    """Each field's postings as the build collects them, file by file, and the segments made of them."""
-
-    def __init__(self, fields: tuple[str, ...]) -> None:
-        self.fields = fields
-        self.terms: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.slots: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.tfs: dict[str, list[npt.NDArray[np.int32]]] = {n: [] for n in fields}
-        self.lengths: dict[str, list[npt.NDArray[np.float64]]] = {n: [] for n in fields}
-
-    def add(self, first_slot: int, layout: FileLayout) -> None:
-        for name in self.fields:
-            column = layout.columns[name]
-            self.terms[name].append(column.ids)
-            self.slots[name].append((column.chunk_of_each() + first_slot).astype(np.int32))
-            self.tfs[name].append(column.counts)
-            self.lengths[name].append(layout.lengths(name))
-
-    def segments(self, n_terms: int) -> tuple[dict[str, Segment], dict[str, npt.NDArray[np.float64]]]:
-        segments: dict[str, Segment] = {}
-        lengths: dict[str, npt.NDArray[np.float64]] = {}
-        for name in self.fields:
-            segments[name] = Segment.build(
-                _concat(self.terms[name]),
-                _concat(self.slots[name]),
-                _concat(self.tfs[name]).astype(np.float32),
-                n_terms,
-            )
-            lengths[name] = np.concatenate([np.zeros(0, np.float64), *self.lengths[name]])
-        return segments, lengths
-
-
 def rebuild(
-    store: Store, config: IndexConfig, found: Scan, prepared: Iterator[BuiltFile], progress: Progress
-) -> tuple[LexicalIndex, dict[str, FileRow], int]:
-    """Write the index anew from every file (``prepared`` in key order); returns the in-memory index, the
-    file rows and the number of chunks."""
+    store: Store,
+    config: IndexConfig,
+    found: Scan,
+    prepared: Iterator[BuiltFile],
+    progress: Progress,
+    lexical: LexicalIndex,
+) -> tuple[dict[str, FileRow], int]:
+    """Write the index anew from every file (``prepared`` in key order) into the database and ``lexical`` (an
+    empty lexical index); returns the file rows and the number of chunks."""
     fields = config.field_names
     keys = sorted(found.stamps)
     vocab: dict[str, int] = {}
-    postings = _Postings(fields)
+    postings = lexical.builder()
     files: dict[str, FileRow] = {}
     rows: list[tuple[int, ChunkRecord, bytes]] = []
     slot = 0
@@ -93,18 +66,11 @@ def rebuild(
         store.put_records(rows)
         progress(len(keys), len(keys), "writing")
         store.add_terms(vocab)
-        segments, lengths = postings.segments(len(vocab))
-        store.put_segments(segments, lengths)
+        postings.finish(store, len(vocab), slot)
         store.put_files(files)
         vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=slot, next_slot=slot, vocab_size=len(vocab))
-    lexical = LexicalIndex(fields)
-    lexical.load_base(segments, lengths, np.arange(slot, dtype=np.int32))
-    return lexical, files, slot
-
-
-def _concat(parts: Iterable[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
-    return np.concatenate([np.zeros(0, np.int32), *parts]).astype(np.int32)
+    return files, slot
 
 
 __all__ = ["rebuild"]

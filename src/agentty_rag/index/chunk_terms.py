@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.lexical import FieldTerms
+from agentty_rag.index.lexical_protocol import FieldTerms
 
 IntArray = npt.NDArray[np.int32]
 _WIDTHS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}

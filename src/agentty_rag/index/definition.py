@@ -34,6 +34,7 @@ class IndexConfig:
             never be written to disk, such as other MCP servers' resources.
         scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
         vector_store: where its embeddings are kept (a name in ``vector_stores.VECTOR_STORES``).
+        lexical: the backend of its lexical index (a name in ``lexical_backends.BACKENDS``).
     """
 
     name: str
@@ -47,6 +48,7 @@ class IndexConfig:
     persist: bool = True
     scoring: Scoring = DOCS_SCORING
     vector_store: str = "sqlite"
+    lexical: str = "sqlite"
 
     @property
     def field_names(self) -> tuple[str, ...]:

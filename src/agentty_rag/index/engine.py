@@ -9,8 +9,8 @@ previous index.
 
 ``CorpusIndex`` is the facade: it holds the lock, and leaves the work to ``refresh`` (what changed, then
 ``update``: a rebuild or a patch, from what ``ingest`` reads), ``mirror`` (the in-memory index kept equal
-to the database that ``storage`` opens), ``views`` (what searches read once per state), a ``VectorStore``
-(the embeddings) and ``status``.
+to the database that ``storage`` opens), ``views`` (what searches read once per state), the lexical index
+(a ``LexicalIndex``, read through ``lexical_search``), a ``VectorStore`` (the embeddings) and ``status``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,8 @@ from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.definition import IndexConfig, Progress
 from agentty_rag.index.dense import Embedder, EmbeddingProfile
 from agentty_rag.index.freshness import Freshness
-from agentty_rag.index.ingest import count_terms
+from agentty_rag.index.lexical_scores import LexicalScores
+from agentty_rag.index.lexical_search import LexicalSearch
 from agentty_rag.index.manifest import Scan, diff, scan, stale_reason
 from agentty_rag.index.mirror import Mirror
 from agentty_rag.index.notes import Notes
@@ -37,7 +38,7 @@ from agentty_rag.index.refresh import RefreshReport, update
 from agentty_rag.index.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.tokenize import Tokenizer
 from agentty_rag.index.vectors import best_of, embed_text
-from agentty_rag.index.views import FileGroups, LexicalScores, within
+from agentty_rag.index.views import FileGroups
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
 
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 _TOKENIZED_CACHE = 50_000
 
 
-class CorpusIndex:
+class CorpusIndex(LexicalSearch):
     """A persisted index with freshness checks. Thread-safe: one refresh or search at a time per process."""
 
     def __init__(self, config: IndexConfig) -> None:
@@ -242,11 +243,6 @@ class CorpusIndex:
             cached = self._tokenized[text] = frozenset(self._tokenizer.tokenize(text))
         return cached
 
-    def term_statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
-        """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
-        with self._lock:
-            return self._mirror.views.term_statistics(self._mirror.lexical, terms)
-
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
         return {slot: chunk for slot, (chunk, _) in self._cached_rows(slots).items()}
 
@@ -258,55 +254,10 @@ class CorpusIndex:
         with self._lock:
             return self._mirror.views.rows(self._mirror.lexical, self._mirror.generation, slots)
 
-    def lexical_scores(
-        self, terms: Mapping[str, float], allowed: npt.NDArray[np.bool_] | None = None, files: bool = False
-    ) -> LexicalScores:
-        """BM25 of every chunk — and with ``files``, of every file — for weighted query terms (term -> weight).
-
-        Chunks outside ``allowed`` (and files with no allowed chunk) score 0.
-        """
-        with self._lock:
-            scores = self._mirror.views.lexical_scores(
-                self._mirror.lexical, terms, self.weights, self.config.scoring, files
-            )
-        return scores if allowed is None else within(scores, allowed)
-
-    def score_outside(self, chunk: Chunk, terms: Mapping[str, float]) -> float:
-        """The BM25 a chunk that is not in the index (an edited copy of one that is) would get for weighted query
-        terms, against the index's statistics."""
-        counts = count_terms(self._tokenizer, chunk)
-        with self._lock:
-            views, lexical = self._mirror.views, self._mirror.lexical
-            return views.score_outside(lexical, counts, terms, self.weights, self.config.scoring)
-
-    def chunk_terms(self, chunk: Chunk) -> list[str]:
-        """Every distinct term a chunk would be indexed under (any field), sorted."""
-        return sorted({term for held in count_terms(self._tokenizer, chunk).values() for term in held})
-
-    def score_file_outside(self, file: int, replaced: Mapping[int, Chunk], terms: Mapping[str, float]) -> float:
-        """The BM25 the file (its number in ``file_groups``) would get as a whole for weighted query terms if the
-        chunks in ``replaced`` (by slot) held their given text, against the index's statistics."""
-        counts = {slot: count_terms(self._tokenizer, chunk) for slot, chunk in replaced.items()}
-        with self._lock:
-            views, lexical = self._mirror.views, self._mirror.lexical
-            return views.score_file_outside(lexical, file, counts, terms, self.weights, self.config.scoring)
-
     def file_groups(self) -> FileGroups:
         """Which file each chunk comes from (cached until the index changes)."""
         with self._lock:
             return self._mirror.views.file_groups(self._mirror.lexical.alive)
-
-    def defined_as(self, terms: Sequence[str]) -> list[int]:
-        """Slots of the definitions named by any of ``terms`` (name-field terms: whole names, lower case)."""
-        if "name" not in self.field_names:
-            return []
-        with self._lock:
-            return self._mirror.views.defined_as(self._mirror.lexical, terms)
-
-    def known_terms(self, terms: Sequence[str]) -> set[str]:
-        """Which of ``terms`` the index holds."""
-        with self._lock:
-            return set(self._mirror.store().lookup_terms(terms))
 
     def all_chunks(self) -> list[Chunk]:
         """Every live chunk, in slot order (for tools that sample the corpus)."""

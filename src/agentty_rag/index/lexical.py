@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.index.bm25 import K1, B, idf, tf_saturation
+from agentty_rag.index.lexical_protocol import FieldTerms
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
@@ -58,7 +59,7 @@ class Segment:
 _NO_SLOTS: IntArray = np.zeros(0, np.int32)
 
 
-def _weight_of(term: int, term_weights: Mapping[int, float] | None) -> float:
+def weight_of(term: int, term_weights: Mapping[int, float] | None) -> float:
     return term_weights.get(term, 1.0) if term_weights else 1.0
 
 
@@ -82,25 +83,9 @@ class FieldIndex:
         return slots, tfs
 
 
-@dataclass(frozen=True)
-class GroupStatistics:
-    """Slots grouped (into files) and the query-independent statistics of the groups (see
-    ``LexicalIndex.group_statistics``)."""
-
-    group_of_slot: IntArray
-    n_groups: int
-    n_docs: int
-    lengths: Mapping[str, FloatArray]
-    populated: npt.NDArray[np.bool_]
-    whole_fields: frozenset[str]
-
-
-# One chunk's terms in one field: parallel arrays of term ids and their counts.
-FieldTerms = tuple[IntArray, IntArray]
-
-
-class LexicalIndex:
-    """BM25 over several weighted fields, with slot-level add and remove."""
+class Postings:
+    """BM25 over several weighted fields, with slot-level add and remove: the postings of the SQLite
+    backend (``sqlite_lexical.SqliteLexical``), and the scoring of its chunks."""
 
     def __init__(self, fields: Sequence[str]) -> None:
         self.field_names = tuple(fields)
@@ -178,30 +163,57 @@ class LexicalIndex:
         term_weights: Mapping[int, float] | None = None,
         k1: float = K1,
         b: float = B,
+        slots: IntArray | None = None,
     ) -> FloatArray:
-        """BM25 of every slot for the query terms of each field, weighted per field and summed.
+        """BM25 of every slot (or of ``slots``) for the query terms of each field, weighted per field and summed.
 
         Args:
             query: field -> distinct term ids of the query (unknown terms already dropped).
             weights: field -> weight; fields missing or weighted 0 are skipped.
             term_weights: term id -> weight of that query term (default 1 for every term).
+            slots: the slots to score (None: every slot); each scores what it scores among all.
 
         Returns:
-            A float array over all slots (dead slots score 0).
+            A float array over all slots, or over ``slots`` in their order (dead slots score 0).
         """
-        scores = np.zeros(len(self.alive), np.float64)
+        if slots is not None:
+            asked = np.asarray(slots, np.int64)
+            held_slots, inverse = np.unique(asked[(asked >= 0) & (asked < len(self.alive))], return_inverse=True)
+            among = self._scored(query, weights, term_weights, k1, b, held_slots)
+            scores = np.zeros(len(asked), np.float64)
+            scores[(asked >= 0) & (asked < len(self.alive))] = among[inverse]
+            return scores
+        return self._scored(query, weights, term_weights, k1, b, None)
+
+    def _scored(
+        self,
+        query: Mapping[str, Sequence[int]],
+        weights: Mapping[str, float],
+        term_weights: Mapping[int, float] | None,
+        k1: float,
+        b: float,
+        slots: npt.NDArray[np.int64] | None,
+    ) -> FloatArray:
+        """``score`` of every slot, or of ``slots`` (distinct, ascending, each below the slot count): only their
+        postings are saturated, and each one's terms are added up in the same order."""
+        scores = np.zeros(len(self.alive) if slots is None else len(slots), np.float64)
         n_live = self.n_live
         if n_live == 0:
             return scores
-        for _, weight, index, terms in self._fields_to_score(query, weights):
+        for _, weight, index, terms in self.fields_to_score(query, weights):
             avg_len = float(index.lengths[self.alive].sum()) / n_live
             for term in terms:
-                slots, tfs = self._live_postings(index, term)
-                if len(slots) == 0:
+                held, tfs = self.live_postings(index, term)
+                if len(held) == 0:
                     continue
-                term_idf = idf(len(slots), n_live) * _weight_of(term, term_weights)
-                part = tf_saturation(tfs.astype(np.float64), index.lengths[slots], avg_len, k1, b)
-                scores[slots] += weight * term_idf * part
+                term_idf = idf(len(held), n_live) * weight_of(term, term_weights)
+                at: npt.NDArray[np.intp] | IntArray = held
+                if slots is not None:
+                    keep = np.isin(held, slots)
+                    held, tfs = held[keep], tfs[keep]
+                    at = np.searchsorted(slots, held)
+                part = tf_saturation(tfs.astype(np.float64), index.lengths[held], avg_len, k1, b)
+                scores[at] += weight * term_idf * part
         return scores
 
     def score_outside(
@@ -219,7 +231,7 @@ class LexicalIndex:
         those statistics."""
         n_live = self.n_live
         total = 0.0
-        for name, weight, index, terms in self._fields_to_score(dict.fromkeys(self.field_names, query), weights):
+        for name, weight, index, terms in self.fields_to_score(dict.fromkeys(self.field_names, query), weights):
             held = counts.get(name, {})
             length = np.array([lengths.get(name, 0.0)])
             avg_len = float(index.lengths[self.alive].sum()) / max(n_live, 1)
@@ -227,110 +239,10 @@ class LexicalIndex:
                 df = self.document_frequency(name, term)
                 if held.get(term, 0) and df:
                     part = tf_saturation(np.array([float(held[term])]), length, avg_len, k1, b)
-                    total += weight * idf(df, n_live) * _weight_of(term, term_weights) * float(part[0])
+                    total += weight * idf(df, n_live) * weight_of(term, term_weights) * float(part[0])
         return total
 
-    def group_statistics(
-        self, group_of_slot: IntArray, n_groups: int, whole_fields: frozenset[str] = frozenset()
-    ) -> GroupStatistics:
-        """What scoring groups of slots needs beyond the postings: each group's length in each field (the sum
-        over its live slots; the longest for a field in ``whole_fields``, whose text is the group's own) and
-        the number of groups with a live slot. Independent of the query: worked out once per index state."""
-        live = np.flatnonzero(self.alive[: len(group_of_slot)] & (group_of_slot[: len(self.alive)] >= 0))
-        live_groups = group_of_slot[live]
-        populated = np.bincount(live_groups, minlength=n_groups) > 0 if n_groups else np.zeros(0, bool)
-        lengths: dict[str, FloatArray] = {}
-        for name in self.field_names:
-            index = self.fields[name]
-            if name in whole_fields:
-                values = np.zeros(n_groups, np.float64)
-                np.maximum.at(values, live_groups, index.lengths[live])
-            else:
-                values = np.bincount(live_groups, weights=index.lengths[live], minlength=n_groups).astype(np.float64)
-            lengths[name] = values
-        return GroupStatistics(group_of_slot, n_groups, int(populated.sum()), lengths, populated, whole_fields)
-
-    def score_groups(
-        self,
-        query: Mapping[str, Sequence[int]],
-        weights: Mapping[str, float],
-        groups: GroupStatistics,
-        term_weights: Mapping[int, float] | None = None,
-        k1: float = K1,
-        b: float = B,
-    ) -> FloatArray:
-        """BM25 of groups of slots — the files chunks come from — each group scored as one document.
-
-        A group's term frequency in a field is the sum over its live slots (1 for a whole field), and the
-        statistics (number of documents, document frequency, average length) count groups.
-
-        Args:
-            query, weights, term_weights: as for ``score``.
-            groups: the grouping and its statistics (``group_statistics``, for the index as it is now).
-
-        Returns:
-            A float array over groups (a group with no live slot scores 0).
-        """
-        scores = np.zeros(groups.n_groups, np.float64)
-        if groups.n_docs == 0:
-            return scores
-        group_of_slot = groups.group_of_slot
-        for name, weight, index, terms in self._fields_to_score(query, weights):
-            whole = name in groups.whole_fields
-            lengths = groups.lengths[name]
-            avg_len = float(lengths[groups.populated].sum()) / groups.n_docs
-            for term in terms:
-                slots, tfs = self._live_postings(index, term)
-                in_group = group_of_slot[slots]
-                groups_tf = np.bincount(in_group[in_group >= 0], weights=tfs[in_group >= 0], minlength=groups.n_groups)
-                holders = np.flatnonzero(groups_tf)
-                if len(holders) == 0:
-                    continue
-                tf: FloatArray = np.ones(len(holders)) if whole else groups_tf[holders].astype(np.float64)
-                term_idf = idf(len(holders), groups.n_docs) * _weight_of(term, term_weights)
-                scores[holders] += weight * term_idf * tf_saturation(tf, lengths[holders], avg_len, k1, b)
-        return scores
-
-    def score_group_outside(
-        self,
-        group: int,
-        replaced: Mapping[int, tuple[Mapping[str, Mapping[int, int]], Mapping[str, float]]],
-        query: Sequence[int],
-        weights: Mapping[str, float],
-        groups: GroupStatistics,
-        term_weights: Mapping[int, float] | None = None,
-        k1: float = K1,
-        b: float = B,
-    ) -> float:
-        """What ``score_groups`` would give ``group`` if some of its slots held other text: ``replaced`` maps
-        each such slot to its (field -> term id -> count, field -> length). The groups' statistics stay the
-        index's, as in ``score_outside``."""
-        if groups.n_docs == 0 or not 0 <= group < groups.n_groups:
-            return 0.0
-        group_of_slot = groups.group_of_slot
-        total = 0.0
-        for name, weight, index, terms in self._fields_to_score(dict.fromkeys(self.field_names, query), weights):
-            whole = name in groups.whole_fields
-            lengths = groups.lengths[name]
-            avg_len = float(lengths[groups.populated].sum()) / groups.n_docs
-            length = float(lengths[group])
-            if not whole:
-                for slot, (_, new_lengths) in replaced.items():
-                    old = float(index.lengths[slot]) if slot < len(index.lengths) else 0.0
-                    length += new_lengths.get(name, 0.0) - old
-            for term in terms:
-                slots, tfs = self._live_postings(index, term)
-                in_group = group_of_slot[slots]
-                kept = (in_group == group) & ~np.isin(slots, list(replaced))
-                tf = float(tfs[kept].sum()) + sum(counts.get(name, {}).get(term, 0) for counts, _ in replaced.values())
-                holders = len(np.unique(in_group[in_group >= 0]))
-                if tf <= 0 or holders == 0:
-                    continue
-                part = tf_saturation(np.array([1.0 if whole else tf]), np.array([max(length, 0.0)]), avg_len, k1, b)
-                total += weight * idf(holders, groups.n_docs) * _weight_of(term, term_weights) * float(part[0])
-        return total
-
-    def _fields_to_score(
+    def fields_to_score(
         self, query: Mapping[str, Sequence[int]], weights: Mapping[str, float]
     ) -> Iterator[tuple[str, float, FieldIndex, list[int]]]:
         """(name, weight, postings, distinct terms in order) of each field with a weight and query terms."""
@@ -340,7 +252,7 @@ class LexicalIndex:
             if weight > 0 and terms:
                 yield name, weight, self.fields[name], sorted(set(terms))
 
-    def _live_postings(self, index: FieldIndex, term: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
+    def live_postings(self, index: FieldIndex, term: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         slots, tfs = index.postings(term)
         if len(slots) == 0:
             return slots, tfs
@@ -349,7 +261,7 @@ class LexicalIndex:
 
     def postings(self, name: str, term: int) -> IntArray:
         """The live slots holding ``term`` in field ``name``."""
-        return self._live_postings(self.fields[name], term)[0]
+        return self.live_postings(self.fields[name], term)[0]
 
     def document_frequency(self, name: str, term: int) -> int:
         slots, _ = self.fields[name].postings(term)
@@ -380,4 +292,4 @@ class LexicalIndex:
             self.fields[name].delta = {}
 
 
-__all__ = ["FieldIndex", "FieldTerms", "GroupStatistics", "LexicalIndex", "Segment"]
+__all__ = ["FieldIndex", "Postings", "Segment", "weight_of"]

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.dense import EmbeddingProfile
-from agentty_rag.index.lexical import LexicalIndex
+from agentty_rag.index.lexical_backends import lexical_index
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import meta_int, write_manifest
 from agentty_rag.index.notes import Notes
@@ -41,7 +41,7 @@ class Mirror:
         self.config = config
         self.notes = notes
         self.storage = Storage(config, notes)
-        self.lexical = LexicalIndex(config.field_names)
+        self.lexical = lexical_index(config, self.store)
         self.generation = -1
         self.files: dict[str, FileRow] = {}
         self.views = Views(self.storage.open, config.field_names)
@@ -64,8 +64,7 @@ class Mirror:
 
     def _load(self, store: Store) -> None:
         meta = store.meta()
-        fields = self.config.field_names
-        self.lexical = LexicalIndex(fields)
+        self.lexical = lexical_index(self.config, self.store)
         self.generation = meta_int(meta, "generation")
         self.views.forget()
         if meta.get("profile", dumps(self.config.profile())) != dumps(self.config.profile()):
@@ -73,10 +72,7 @@ class Mirror:
             # be rebuilt (``needs_rebuild`` says why) — load nothing.
             self.files = {}
             return
-        segments, lengths = store.segments(fields)
-        self.lexical.load_base(segments, lengths, store.live_slots(below=meta_int(meta, "next_slot")))
-        for slot, terms in store.delta_terms(fields, meta_int(meta, "base_slots")):
-            self.lexical.add(slot, terms)
+        self.lexical.load(store, meta)
         self.files = store.files()
         if self.vectors is not None:
             self.vectors.load()

@@ -19,6 +19,7 @@ from agentty_rag.index.bulk import rebuild
 from agentty_rag.index.definition import Progress
 from agentty_rag.index.freshness import Freshness
 from agentty_rag.index.ingest import Prepared, chunk_file, counted_terms, prepare_all, read_file
+from agentty_rag.index.lexical_backends import lexical_index
 from agentty_rag.index.lock import exclusive
 from agentty_rag.index.manifest import Diff, Scan, diff, stale_reason
 from agentty_rag.index.mirror import Mirror
@@ -224,7 +225,9 @@ def _rebuild(
     keys = sorted(found.stamps)
     jobs = [(found.owners[key], found.stamps[key], mirror.config.chunking) for key in keys]
     prepared = prepare_all(jobs, tokenizer, mirror.notes.warn)
-    mirror.lexical, files, chunks = rebuild(store, mirror.config, found, prepared, tell)
+    lexical = lexical_index(mirror.config, mirror.store)
+    files, chunks = rebuild(store, mirror.config, found, prepared, tell, lexical)
+    mirror.lexical = lexical
     mirror.committed(store, files)
     report.rechunked_files = len(keys)
     report.chunks_added = chunks

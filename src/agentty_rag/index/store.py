@@ -10,7 +10,8 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 * ``bodies(slot, text, terms)``: each chunk's text (zlib-compressed when that saves room) and its terms per
   field (``chunk_terms.py``'s packed blob). The ``chunk_rows`` view joins the two.
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
-* ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths.
+* ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths,
+  read and written by the lexical backend (``sqlite_lexical.py``).
 * ``vectors(profile, hash, vector)``: embeddings, kept and read by ``sqlite_vectors.py``.
 
 Chunks added after the last compaction (slots at or above ``meta.base_slots``) are read from their term
@@ -40,8 +41,8 @@ import numpy.typing as npt
 from agentty_rag.errors import IndexBusy, IndexCorrupt
 from agentty_rag.index.chunk_terms import decode_terms
 from agentty_rag.index.database import ERRORS, Database, checksum, classify
-from agentty_rag.index.lexical import FieldTerms, Segment
-from agentty_rag.index.records import ChunkRecord, chunk_record, narrow, numbers, term_sum, unpack_text
+from agentty_rag.index.lexical_protocol import FieldTerms
+from agentty_rag.index.records import ChunkRecord, chunk_record, term_sum, unpack_text
 from agentty_rag.types import Chunk
 
 SCHEMA_VERSION = 5
@@ -195,33 +196,6 @@ class Store(Database):
             raise IndexCorrupt(f"the chunk slots of {self.path.name} are damaged")
         return np.asarray(slots, np.int32)
 
-    def segments(self, fields: Sequence[str]) -> tuple[dict[str, Segment], dict[str, npt.NDArray[np.float64]]]:
-        rows = self.run("SELECT field, n_terms, indptr, slots, tfs, lengths, checksum FROM segments")
-        segments: dict[str, Segment] = {}
-        lengths: dict[str, npt.NDArray[np.float64]] = {}
-        for name, n_terms, indptr, slots, tfs, lens, stored_sum in rows:
-            if name not in fields:
-                continue
-            if checksum(name, n_terms, indptr, slots, tfs, lens) != stored_sum:
-                raise IndexCorrupt(f"the {name} postings in {self.path.name} do not match their checksum")
-            if len(slots) % 4 or len(lens) % 4:
-                raise IndexCorrupt(f"the {name} postings in {self.path.name} are truncated")
-            n_postings = len(slots) // 4
-            segment = Segment(
-                numbers(indptr, n_terms + 1, (np.int32, np.int64)).astype(np.int64),
-                np.frombuffer(slots, np.int32),
-                numbers(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32),
-            )
-            if (
-                segment.n_terms != n_terms
-                or int(segment.indptr[-1]) != len(segment.slots)
-                or len(segment.slots) != len(segment.tfs)
-            ):
-                raise IndexCorrupt(f"the {name} postings in {self.path.name} are inconsistent")
-            segments[name] = segment
-            lengths[name] = np.frombuffer(lens, np.float32).astype(np.float64)
-        return segments, lengths
-
     def _verified(self, where: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Full chunk rows (slot, ``_CONTENT_COLUMNS``, terms) matching ``where`` (the ``chunk_rows`` view),
         each checked against its checksum."""
@@ -328,22 +302,6 @@ class Store(Database):
                 [(slot, *r[:11], checksum(slot, r.content_sum, blob)) for slot, r, blob in rows],
             )
             self.run_many("INSERT INTO bodies VALUES (?, ?, ?)", [(slot, r.text, blob) for slot, r, blob in rows])
-
-    def put_segments(self, segments: Mapping[str, Segment], lengths: Mapping[str, npt.NDArray[np.float64]]) -> None:
-        rows = []
-        for name, seg in segments.items():
-            values = (
-                name,
-                seg.n_terms,
-                narrow(seg.indptr, np.int32, np.int64),
-                seg.slots.astype(np.int32).tobytes(),
-                narrow(seg.tfs, np.uint16, np.float32),
-                lengths[name].astype(np.float32).tobytes(),
-            )
-            rows.append((*values, checksum(*values)))
-        with self._lock:
-            self.run("DELETE FROM segments")
-            self.run_many("INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 # Positions in a ``_verified`` row: the slot, ``_CONTENT_COLUMNS``, the terms, then the checksum.

@@ -1,8 +1,9 @@
 """Writing an index: a patch of the changed files (a full rebuild is ``bulk.py``'s).
 
-A patch deletes the chunks of changed and removed files and adds the new ones in the delta; when the delta
-(or the count of dead slots) has grown large, it is compacted into the base segment. Each runs in one
-SQLite transaction, with the header (``meta``) written last, so a reader never sees half an update.
+A patch deletes the chunks of changed and removed files and adds the new ones, to the database and to the
+lexical index (``LexicalIndex.patch``: the SQLite backend adds them to its delta, and compacts it when it has
+grown large). Each runs in one SQLite transaction, with the header (``meta``) written last, so a reader never
+sees half an update.
 """
 
 from __future__ import annotations
@@ -17,15 +18,11 @@ import numpy as np
 from agentty_rag.index.chunk_terms import encode_terms
 from agentty_rag.index.definition import IndexConfig
 from agentty_rag.index.ingest import Counted, Prepared
-from agentty_rag.index.lexical import FieldTerms, LexicalIndex
+from agentty_rag.index.lexical_protocol import FieldTerms, LexicalIndex
 from agentty_rag.index.manifest import Scan, meta_int
 from agentty_rag.index.store import FileRow, Store, dumps
 from agentty_rag.index.vector_stores import vector_backend
 from agentty_rag.types import Chunk
-
-# Compact the delta into the base segment when it holds more than this share of the base's postings.
-_COMPACT_DELTA_SHARE = 0.10
-_COMPACT_MIN_DELTA = 20_000  # postings
 
 
 @dataclass(frozen=True)
@@ -80,16 +77,8 @@ def patch(
         files = {p.key: p.row() for p in prepared}
         files.update(touched)
         store.put_files(files)
-        lexical.remove(old_slots)
-        for slot, terms in added:
-            lexical.add(slot, terms)
         base_slots = meta_int(meta, "base_slots")
-        if should_compact(lexical, fields, next_slot):
-            lexical.compact(next_id)
-            store.put_segments(
-                {n: lexical.fields[n].base for n in fields},
-                {n: lexical.fields[n].lengths[:next_slot] for n in fields},
-            )
+        if lexical.patch(store, old_slots, added, next_id, next_slot):
             base_slots = next_slot
             vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=base_slots, next_slot=next_slot, vocab_size=next_id)
@@ -97,15 +86,6 @@ def patch(
         slot: (str(chunk.source), chunk.ref, chunk.language) for slot, _, chunk, _ in rows
     }
     return Patched(files, [slot for slot, _ in added], old_slots, attributes)
-
-
-def should_compact(lexical: LexicalIndex, fields: tuple[str, ...], next_slot: int) -> bool:
-    """Fold the delta into the base when it (or the count of dead slots) has grown large."""
-    live = max(lexical.n_live, 1)
-    base_postings = len(lexical.fields[fields[0]].base.slots)
-    big_delta = lexical.delta_size > max(_COMPACT_MIN_DELTA, _COMPACT_DELTA_SHARE * base_postings)
-    many_dead = next_slot - live > max(1000, 0.25 * live)
-    return big_delta or many_dead
 
 
 def write_meta(
@@ -138,4 +118,4 @@ def as_ids(counts: dict[str, Counter[str]], ids: Mapping[str, int]) -> dict[str,
     return out
 
 
-__all__ = ["Patched", "as_ids", "patch", "should_compact", "write_meta"]
+__all__ = ["Patched", "as_ids", "patch", "write_meta"]

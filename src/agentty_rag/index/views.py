@@ -1,7 +1,8 @@
 """What searches read again and again from one state of an index, worked out once per state.
 
-Which file each chunk comes from, the files' BM25 statistics, filter masks, and chunk rows with their term
-ids: each is kept until the next reload or commit. Everything here runs under the index's lock.
+Which file each chunk comes from, filter masks, and chunk rows with their term ids: each is kept until the
+next reload or commit (the files' BM25 statistics are the lexical backend's). Everything here runs under the
+index's lock.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.bm25 import idf as bm25_idf
 from agentty_rag.index.chunk_terms import decode_terms
-from agentty_rag.index.fields import FILE_WIDE_FIELDS, Scoring
-from agentty_rag.index.lexical import GroupStatistics, LexicalIndex
+from agentty_rag.index.lexical_protocol import LexicalIndex
 from agentty_rag.index.store import Store
 from agentty_rag.types import Chunk
 
@@ -41,15 +40,6 @@ class FileGroups:
         return self.slots[int(self.starts[file]) : int(self.starts[file + 1])]
 
 
-@dataclass(frozen=True)
-class LexicalScores:
-    """One query's BM25 evidence: a score per chunk slot and a score per file (the files of ``groups``)."""
-
-    chunks: npt.NDArray[np.float64]
-    files: npt.NDArray[np.float64]
-    groups: FileGroups
-
-
 class Views:
     """The per-state views of one index.
 
@@ -66,7 +56,6 @@ class Views:
         self._attributes: dict[int, tuple[str, str, str]] | None = None
         self._groups: FileGroups | None = None
         self._numbers: dict[str, int] | None = None  # each file's number in the groups, once an edit asked
-        self._group_stats: GroupStatistics | None = None
         self._rows: OrderedDict[int, tuple[Chunk, frozenset[int]]] = OrderedDict()
         self._rows_generation = -1
         self._masks: dict[str, npt.NDArray[np.bool_]] = {}
@@ -133,99 +122,6 @@ class Views:
         self._groups = _grouped(of_slot, tuple(refs))
         return self._groups
 
-    def group_statistics(self, lexical: LexicalIndex, groups: FileGroups) -> GroupStatistics:
-        """The file statistics of the index as it is now (worked out once per state, like the groups)."""
-        if self._group_stats is None or self._group_stats.group_of_slot is not groups.of_slot:
-            self._group_stats = lexical.group_statistics(groups.of_slot, len(groups.refs), FILE_WIDE_FIELDS)
-        return self._group_stats
-
-    def lexical_scores(
-        self,
-        lexical: LexicalIndex,
-        terms: Mapping[str, float],
-        weights: Mapping[str, float],
-        scoring: Scoring,
-        files: bool,
-    ) -> LexicalScores:
-        """BM25 of every chunk — and with ``files``, of every file — for weighted query terms (term -> weight)."""
-        ids = self._store().lookup_terms(terms)
-        known = [ids[t] for t in terms if t in ids]
-        query_ids = dict.fromkeys(self._field_names, known)
-        term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
-        chunk_scores = lexical.score(query_ids, weights, term_weights, scoring.k1, scoring.b)
-        groups = self.file_groups(lexical.alive)
-        file_scores = np.zeros(len(groups.refs), np.float64)
-        if files:
-            file_scores = lexical.score_groups(
-                query_ids,
-                {**weights, **scoring.file_weights},
-                self.group_statistics(lexical, groups),
-                term_weights,
-                scoring.file_k1,
-                scoring.file_b,
-            )
-        return LexicalScores(chunk_scores, file_scores, groups)
-
-    def score_outside(
-        self,
-        lexical: LexicalIndex,
-        counts: Mapping[str, Mapping[str, int]],
-        terms: Mapping[str, float],
-        weights: Mapping[str, float],
-        scoring: Scoring,
-    ) -> float:
-        """``LexicalIndex.score_outside`` for a document's term counts and weighted query terms, as text."""
-        ids = self._store().lookup_terms(terms)
-        term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
-        counted, lengths = _by_id(counts, ids)
-        query = sorted(term_weights)
-        return lexical.score_outside(counted, lengths, query, weights, term_weights, scoring.k1, scoring.b)
-
-    def score_file_outside(
-        self,
-        lexical: LexicalIndex,
-        file: int,
-        replaced: Mapping[int, Mapping[str, Mapping[str, int]]],
-        terms: Mapping[str, float],
-        weights: Mapping[str, float],
-        scoring: Scoring,
-    ) -> float:
-        """``LexicalIndex.score_group_outside`` for a file whose chunks in ``replaced`` (slot -> field -> term ->
-        count) held other text, for weighted query terms."""
-        ids = self._store().lookup_terms(terms)
-        term_weights = {ids[t]: w for t, w in terms.items() if t in ids}
-        as_ids = {slot: _by_id(counts, ids) for slot, counts in replaced.items()}
-        groups = self.group_statistics(lexical, self.file_groups(lexical.alive))
-        return lexical.score_group_outside(
-            file,
-            as_ids,
-            sorted(term_weights),
-            {**weights, **scoring.file_weights},
-            groups,
-            term_weights,
-            scoring.file_k1,
-            scoring.file_b,
-        )
-
-    def term_statistics(self, lexical: LexicalIndex, terms: Sequence[str]) -> tuple[dict[str, int], dict[str, float]]:
-        """Ids and body-field IDF of terms (a term the body never holds gets the highest IDF)."""
-        ids = self._store().lookup_terms(terms)
-        n_live = max(lexical.n_live, 1)
-        idf: dict[str, float] = {}
-        for term in terms:
-            df = lexical.document_frequency("body", ids[term]) if term in ids else 0
-            idf[term] = bm25_idf(df, n_live)
-        return ids, idf
-
-    def defined_as(self, lexical: LexicalIndex, terms: Sequence[str]) -> list[int]:
-        """Slots of the definitions named by any of ``terms`` (an index with a ``name`` field)."""
-        ids = self._store().lookup_terms(terms)
-        found: set[int] = set()
-        for term in terms:
-            if term in ids:
-                found.update(lexical.postings("name", ids[term]).tolist())
-        return sorted(found)
-
     def rows(
         self, lexical: LexicalIndex, generation: int, slots: Sequence[int]
     ) -> dict[int, tuple[Chunk, frozenset[int]]]:
@@ -273,15 +169,6 @@ class Views:
         return mask
 
 
-def _by_id(
-    counts: Mapping[str, Mapping[str, int]], ids: Mapping[str, int]
-) -> tuple[dict[str, dict[int, int]], dict[str, float]]:
-    """A text's term counts per field as the index's term ids (terms it does not know left out), and its length
-    per field (every term counted)."""
-    counted = {name: {ids[t]: n for t, n in held.items() if t in ids} for name, held in counts.items()}
-    return counted, {name: float(sum(held.values())) for name, held in counts.items()}
-
-
 def _all_live(
     store: Store, lexical: LexicalIndex, generation: int, slots: Sequence[int], found: dict[int, _T]
 ) -> dict[int, _T]:
@@ -294,18 +181,6 @@ def _all_live(
     return found
 
 
-def within(scores: LexicalScores, allowed: npt.NDArray[np.bool_]) -> LexicalScores:
-    """The scores with chunks outside ``allowed`` (and files with no allowed chunk) at 0 (changed in place)."""
-    chunk_scores, file_scores, groups = scores.chunks, scores.files, scores.groups
-    chunk_scores[: len(allowed)] *= allowed[: len(chunk_scores)]
-    chunk_scores[len(allowed) :] = 0
-    admitted = np.zeros(len(groups.refs), bool)
-    in_mask = groups.of_slot[np.flatnonzero(allowed[: len(groups.of_slot)])]
-    admitted[in_mask[in_mask >= 0]] = True
-    file_scores *= admitted
-    return LexicalScores(chunk_scores, file_scores, groups)
-
-
 def _grouped(of_slot: npt.NDArray[np.int32], refs: tuple[str, ...]) -> FileGroups:
     """The file groups of ``refs`` from each slot's file number (-1: no chunk)."""
     held = np.flatnonzero(of_slot >= 0)
@@ -315,4 +190,4 @@ def _grouped(of_slot: npt.NDArray[np.int32], refs: tuple[str, ...]) -> FileGroup
     return FileGroups(of_slot, refs, slots, starts)
 
 
-__all__ = ["ROW_CACHE", "FileGroups", "LexicalScores", "Views", "within"]
+__all__ = ["ROW_CACHE", "FileGroups", "Views"]

@@ -10,13 +10,14 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.index.engine import CorpusIndex, LexicalScores
+from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.fields import name_term
+from agentty_rag.index.lexical_scores import LexicalScores
 from agentty_rag.index.tokenize import STOPWORDS_EN, path_words
 from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
 from agentty_rag.retrieve.features import wants_examples as asks_for_examples
 from agentty_rag.retrieve.features import wants_tests as asks_for_tests
-from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, relative, top_indices
+from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, sums_by_file
 from agentty_rag.retrieve.query import (
     LONG_QUERY_TERMS,
     asked_names,
@@ -142,7 +143,8 @@ def file_evidence(
     lexical: LexicalScores, analysis: QueryAnalysis, dense: npt.NDArray[np.float64] | None = None
 ) -> FileEvidence:
     groups = lexical.groups
-    sums = chunk_sums(lexical.chunks, groups.of_slot, len(groups.refs), CHUNK_SUM_POOL)
+    best = lexical.best(CHUNK_SUM_POOL)
+    sums = sums_by_file(best, lexical.at(best), groups.of_slot, len(groups.refs))
     names, bare = analysis.names, analysis.bare_name
     shares = mention_shares(names, bare)
     dense_best = dense_sum = None
@@ -154,7 +156,7 @@ def file_evidence(
         np.maximum.at(dense_best, of_slot[keep], dense[: len(of_slot)][keep])
         dense_sum = chunk_sums(dense, groups.of_slot, n_files, CHUNK_SUM_POOL)
     return FileEvidence(
-        relative(lexical.files), sums, groups.of_slot, names, bare, analysis.words, shares, dense_best, dense_sum
+        lexical.files_relative(), sums, groups.of_slot, names, bare, analysis.words, shares, dense_best, dense_sum
     )
 
 
@@ -168,22 +170,22 @@ def more_candidates(
     """Slots beyond the legs' top lists: the best chunk of each strong file, and definitions of the query's
     names (a bare name's definition may hold the name once, and lose to files that use it often). Only
     slots the filters admit (``allowed``)."""
-    best = best_chunk_of(top_indices(lexical.files, FILE_POOL), lexical.chunks, lexical.groups)
+    best = best_chunk_of(lexical.best_files(FILE_POOL), lexical)
     extra = [slot for slot in best.values() if slot not in have]
-    for slot in _definitions(index, analysis.names, lexical.chunks):
+    for slot in _definitions(index, analysis.names, lexical):
         admitted = allowed is None or (slot < len(allowed) and bool(allowed[slot]))
         if admitted and slot not in have and slot not in extra:
             extra.append(slot)
     return extra
 
 
-def _definitions(index: CorpusIndex, names: tuple[str, ...], chunk_scores: npt.NDArray[np.float64]) -> list[int]:
+def _definitions(index: CorpusIndex, names: tuple[str, ...], lexical: LexicalScores) -> list[int]:
     """Slots of the definitions named by ``names`` (case aside), the best ``DEFINITION_POOL`` by lexical score."""
     terms = list(dict.fromkeys(name_term(split_qualified(n)[-1]) for n in names if split_qualified(n)))
     if not terms:
         return []
     slots = index.defined_as(terms)
-    score = {s: float(chunk_scores[s]) if s < len(chunk_scores) else 0.0 for s in slots}
+    score = {s: lexical.of(s) for s in slots}
     return sorted(slots, key=lambda s: (-score[s], s))[:DEFINITION_POOL]
 
 

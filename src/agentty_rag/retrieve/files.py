@@ -2,7 +2,7 @@
 
 An agent opens files. A file that holds many passages about a question (the main module of a subsystem)
 is more likely the answer than a small file with one strong passage, so each file is also scored as one
-document (BM25 over the sum of its chunks, see ``LexicalIndex.score_groups``) and by the sum of its best
+document (BM25 over the sum of its chunks, see ``LexicalIndex.score_files``) and by the sum of its best
 chunks' scores. Those scores enter the file order (``rerank.rank_files``), and the best passage of a strong
 file joins the candidates even when no single passage of it ranked high on its own.
 
@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.index.engine import FileGroups
+from agentty_rag.index.lexical_scores import LexicalScores, relative, top_indices
 
 T = TypeVar("T")
 
@@ -33,29 +33,17 @@ CHUNK_SUM_POOL = 100
 FILE_LEAD = 3
 
 
-def top_indices(scores: npt.NDArray[np.float64], count: int) -> list[int]:
-    """Indices of the ``count`` best positive scores (more when scores tie at the cut), best first."""
-    if count <= 0:
-        return []
-    positive = np.flatnonzero(scores > 0)
-    if len(positive) > count:
-        threshold = np.partition(scores[positive], len(positive) - count)[len(positive) - count]
-        positive = positive[scores[positive] >= threshold]
-    order = positive[np.argsort(-scores[positive], kind="stable")]
-    return [int(i) for i in order]
-
-
-def best_chunk_of(files: Sequence[int], chunk_scores: npt.NDArray[np.float64], groups: FileGroups) -> dict[int, int]:
-    """The best-scoring chunk slot of each of ``files`` (ties: the lowest slot; files with no scoring chunk
-    are left out)."""
+def best_chunk_of(files: Sequence[int], lexical: LexicalScores) -> dict[int, int]:
+    """The best-scoring chunk slot of each of ``files`` by its lexical score (ties: the lowest slot; files with no
+    scoring chunk are left out)."""
     best: dict[int, int] = {}
     for file in files:
-        slots = groups.slots_of(file)
-        slots = slots[slots < len(chunk_scores)]
+        slots = lexical.groups.slots_of(file)
         if len(slots) == 0:
             continue
-        top = int(np.argmax(chunk_scores[slots]))  # the first of equal maxima: slots are in order
-        if chunk_scores[slots[top]] > 0:
+        scores = lexical.at(slots)
+        top = int(np.argmax(scores))  # the first of equal maxima: slots are in order
+        if scores[top] > 0:
             best[file] = int(slots[top])
     return best
 
@@ -65,19 +53,20 @@ def chunk_sums(
 ) -> npt.NDArray[np.float64]:
     """Each file's sum of scores over the ``pool`` best chunks, relative to the best file's (0 to 1)."""
     best = top_indices(chunk_scores, pool)
+    return sums_by_file(best, chunk_scores[best], file_of_slot, n_files)
+
+
+def sums_by_file(
+    best: list[int], scores: npt.NDArray[np.float64], file_of_slot: npt.NDArray[np.int32], n_files: int
+) -> npt.NDArray[np.float64]:
+    """Each file's sum of the ``scores`` of the slots ``best``, relative to the best file's (0 to 1)."""
     if not best or n_files == 0:
         return np.zeros(n_files, np.float64)
     files = file_of_slot[best]
     keep = files >= 0
-    sums = np.bincount(files[keep], weights=chunk_scores[best][keep], minlength=n_files).astype(np.float64)
+    sums = np.bincount(files[keep], weights=scores[keep], minlength=n_files).astype(np.float64)
     top = float(sums.max())
     return sums / top if top > 0 else sums
-
-
-def relative(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Scores divided by the best (0 to 1)."""
-    top = float(scores.max()) if len(scores) else 0.0
-    return scores / top if top > 0 else scores
 
 
 def merge_orders(by_file: Sequence[T], by_passage: Sequence[T], lead: int, key: Callable[[T], Hashable]) -> list[T]:
@@ -113,5 +102,6 @@ __all__ = [
     "chunk_sums",
     "merge_orders",
     "relative",
+    "sums_by_file",
     "top_indices",
 ]

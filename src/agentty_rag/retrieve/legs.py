@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.index.dense import Vector
-from agentty_rag.index.engine import CorpusIndex, LexicalScores
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.lexical_scores import LexicalScores
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.pipeline import Filters, Plan, search
 from agentty_rag.types import Chunk, Hit
@@ -168,17 +169,19 @@ class HiddenDocs(CorpusIndex):
         self, terms: Mapping[str, float], allowed: npt.NDArray[np.bool_] | None = None, files: bool = False
     ) -> LexicalScores:
         scores = self._index.lexical_scores(terms, allowed, files)
-        chunks = scores.chunks.copy()
-        for slot, chunk in self._masked.items():
-            if slot < len(chunks) and _admits(allowed, slot):
-                chunks[slot] = self._index.score_outside(chunk, terms)
-        by_file = scores.files
-        if files and self._files:
-            by_file = by_file.copy()
-            for file, replaced in self._files.items():
-                if file < len(by_file) and by_file[file] > 0:
-                    by_file[file] = self._index.score_file_outside(file, replaced, terms)
-        return replace(scores, chunks=chunks, files=by_file)
+        chunks = {
+            slot: self._index.score_outside(chunk, terms)
+            for slot, chunk in self._masked.items()
+            if slot in scores and _admits(allowed, slot)
+        }
+        by_file: dict[int, float] = {}
+        if files:
+            by_file = {
+                file: self._index.score_file_outside(file, replaced, terms)
+                for file, replaced in self._files.items()
+                if scores.of_file(file) > 0
+            }
+        return scores.replaced(chunks, by_file)
 
     def dense_scores(
         self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None

@@ -20,7 +20,6 @@ from agentty_rag.index.vectors import best_of
 from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexical_alone
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
-from agentty_rag.retrieve.files import top_indices
 from agentty_rag.retrieve.fusion import HYBRID
 from agentty_rag.retrieve.ranking import Ranking, Request, Stage, described, explained, profiled
 from agentty_rag.retrieve.rerank import Reranked
@@ -122,7 +121,7 @@ def generate(
     analysis = analyse_query(index, query, code=ranks_files)
     files = ranks_files and any(stage.scores_files for stage in plan.stages)
     lexical = index.lexical_scores(analysis.weights, allowed, files=files)
-    legs = {"lexical": [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, candidate_pool(k))]}
+    legs = {"lexical": lexical.leg(candidate_pool(k))}
     funnel = Funnel().then("lexical", len(legs["lexical"]))
     dense = query_vector is not None and plan.dense and not plan.lexical_alone(index, analysis)
     similarities = None
@@ -161,8 +160,8 @@ class LegParts(Mapping[str, tuple[str, ...]]):
                 if leg == "dense" and request.dense is not None and slot < len(request.dense):
                     scaled = f" → {relative[slot]:.2f}" if relative is not None and slot < len(relative) else ""
                     parts.append(f"dense {place} {float(request.dense[slot]):.3f}{scaled}")
-                elif leg == "lexical" and slot < len(request.lexical.chunks):
-                    parts.append(f"lexical {place} {float(request.lexical.chunks[slot]):.2f}")
+                elif leg == "lexical" and slot in request.lexical:
+                    parts.append(f"lexical {place} {request.lexical.of(slot):.2f}")
             out[hit.chunk.chunk_id] = tuple(parts)
         return out
 

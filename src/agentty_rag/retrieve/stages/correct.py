@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 
 from agentty_rag.config import Settings
 from agentty_rag.retrieve.features import QueryProfile, coverage
-from agentty_rag.retrieve.files import top_indices
 from agentty_rag.retrieve.ranking import Ranking, Stage, reordered, with_candidates
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.retrieve.stages import fuse, mmr, prf, rerank
@@ -150,11 +149,10 @@ class Correct:
             if expansion.terms:
                 return prf.requeried(start, expansion), f"prf +{len(expansion.terms)} terms"
         if request.allowed is not None:
-            files = bool(request.lexical.files.any())
+            files = request.lexical.scores_files
             lexical = request.index.lexical_scores(request.analysis.weights, None, files=files)
             depth = len(request.legs.get("lexical", ())) or len(ranking.hits)
-            leg = [(slot, float(lexical.chunks[slot])) for slot in top_indices(lexical.chunks, depth)]
-            legs = {**request.legs, "lexical": leg}
+            legs = {**request.legs, "lexical": lexical.leg(depth)}
             widened = replace(request, allowed=None, lexical=lexical, legs=legs)
             return Ranking(widened, ranking.funnel), "the whole index (filters lifted)"
         return None, "feedback off or done, no filter to lift"

@@ -59,7 +59,7 @@ def _passage_of(request: Request, ref: str) -> tuple[int, float] | None:
         slots = slots[request.allowed[slots]] if len(request.allowed) else slots[:0]
     if not len(slots):
         return None
-    scores = request.lexical.chunks[slots]
+    scores = request.lexical.at(slots)
     best = int(np.argmax(scores))
     return int(slots[best]), (1.0 if scores[best] > 0 else UNMATCHED)
 

@@ -38,7 +38,6 @@ from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.keywords import keywords_for
 from agentty_rag.retrieve.confidence import retrieval_confidence
-from agentty_rag.retrieve.files import top_indices
 from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
@@ -177,10 +176,9 @@ def requeried(ranking: Ranking, expansion: Expansion) -> Ranking:
     """The ranking with its lexical leg from the expanded query, fused by rank with the first pass."""
     request = ranking.request
     weights = expanded_weights(request.analysis.weights, expansion.terms)
-    expanded = request.index.lexical_scores(weights, request.allowed).chunks
     depth = len(request.legs["lexical"])
     first = request.legs["lexical"]
-    second = [(slot, float(expanded[slot])) for slot in top_indices(expanded, depth)]
+    second = request.index.lexical_scores(weights, request.allowed).leg(depth)
     leg = rank_fused(first, second, depth)
     # The lexical evidence stays the first pass's: a file is not strong for the feedback terms alone.
     legs = {**request.legs, "lexical": leg}

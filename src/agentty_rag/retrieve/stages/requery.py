@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agentty_rag.retrieve.candidates import analyse_query
-from agentty_rag.retrieve.files import top_indices
 from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.rerank import rerank_pool
@@ -35,8 +34,7 @@ def searched(request: Request, text: str) -> dict[str, list[tuple[int, float]]]:
     analysis = analyse_query(index, text, code=index.config.scoring.rank_files)
     found: dict[str, list[tuple[int, float]]] = {}
     if analysis.weights:
-        scores = index.lexical_scores(analysis.weights, request.allowed).chunks
-        found["lexical"] = [(slot, float(scores[slot])) for slot in top_indices(scores, request.pool)]
+        found["lexical"] = index.lexical_scores(analysis.weights, request.allowed).leg(request.pool)
     vector = request.embed(text) if request.embed is not None else None
     if vector is not None:
         found["dense"] = index.dense_search(vector, request.pool, request.allowed)

@@ -65,7 +65,7 @@ def widened(ranking: Ranking) -> Ranking:
     # lowest fused score.
     lowest = min((hit.score for hit in ranking.hits), default=0.0)
     added = [
-        (slot, Hit(chunks[slot], lowest if request.hybrid else float(request.lexical.chunks[slot])))
+        (slot, Hit(chunks[slot], lowest if request.hybrid else request.lexical.of(slot)))
         for slot in extra
         if slot in chunks
     ]
