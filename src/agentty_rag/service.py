@@ -31,6 +31,7 @@ from agentty_rag.request import SearchRequest, code_request, docs_indexes, docs_
 from agentty_rag.resources import WorkspaceResources
 from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.merge import merge_retrieved
+from agentty_rag.retrieve.parsed import ParsedQuery, parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.types import Funnel, SearchResult
 
@@ -120,15 +121,16 @@ class Workspace:
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if wait_s is None else wait_s
         deadline = time.monotonic() + wait
-        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index, query) else (None, "")
+        parsed = parse_query(query, index.tokenizer)  # the one reading of the query: everything below gets this
+        vector, degraded = self.dense.query_vector(query) if self.dense.wanted(index, parsed) else (None, "")
         try:
-            attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+            attempt = self._attempt(index, name, parsed, k, filters, vector, degraded, deadline)
         except IndexNotBuilt:
             builder = self._build_thread(name)
             builder.join(max(0.0, deadline - time.monotonic()))
             attempt = None
             if not builder.is_alive():
-                attempt = self._attempt(index, name, query, k, filters, vector, degraded, deadline)
+                attempt = self._attempt(index, name, parsed, k, filters, vector, degraded, deadline)
         if attempt is None:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
@@ -140,7 +142,7 @@ class Workspace:
         self,
         index: CorpusIndex,
         name: str,
-        query: str,
+        query: ParsedQuery,
         k: int,
         filters: Filters,
         vector: Any,
@@ -187,7 +189,9 @@ class Workspace:
             return (f"{error}; answering from the last committed index, which may miss the newest edits",)
         return ()
 
-    def _search(self, index: CorpusIndex, query: str, k: int, filters: Filters, vector: Any) -> Retrieved | None:
+    def _search(
+        self, index: CorpusIndex, query: ParsedQuery, k: int, filters: Filters, vector: Any
+    ) -> Retrieved | None:
         """The ranking (None when the index holds nothing)."""
         if index.n_chunks == 0:
             return None
@@ -296,11 +300,12 @@ class Workspace:
     def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
         """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
         index = self.index(name)
-        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index, query) else None
+        parsed = parse_query(query, index.tokenizer)
+        vector = self.dense.query_vector(query)[0] if self.dense.wanted(index, parsed) else None
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)
-            return search(index, query, k, filters or Filters(), self.plan(index), vector, self.embed)
+            return search(index, parsed, k, filters or Filters(), self.plan(index), vector, self.embed)
 
     def render(self, name: str, query: str, retrieved: Retrieved, budget: BudgetConfig | None = None) -> Outcome:
         """Fit ranked hits to the output budget and render them, exactly as a tool call would."""
