@@ -24,6 +24,7 @@ from agentty_rag.leg_check import PROBE_LIMIT, Stored, load, pick_probes, probe_
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import LEXICAL, HiddenDocs, Verdict, probe_ranks
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.service import Workspace
 from agentty_rag.status_report import gather
 from tests.conftest import FIXTURES, OPEN_WORKSPACES
@@ -70,7 +71,7 @@ def test_a_chunk_outside_the_index_scores_as_it_would_inside(corpus: Path) -> No
     index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
     groups = index.file_groups()
     for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
-        weights = analyse_query(index, query, code=True).weights
+        weights = analyse_query(index, parse_query(query, index.tokenizer), code=True).weights
         scores = index.lexical_scores(weights)
         for number in range(len(groups.refs)):
             for slot, chunk in index.chunks(groups.slots_of(number).tolist()).items():
@@ -81,7 +82,7 @@ def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(cor
     index = _built(corpus, AGENTTY_RAG_DENSE="0").index("code")
     groups = index.file_groups()
     for query in ("rotate the signing keys before they expire", "retry with exponential backoff"):
-        weights = analyse_query(index, query, code=True).weights
+        weights = analyse_query(index, parse_query(query, index.tokenizer), code=True).weights
         files = index.lexical_scores(weights, files=True)
         for number in range(len(groups.refs)):
             chunks = index.chunks(groups.slots_of(number).tolist())
@@ -244,7 +245,7 @@ def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_
     embedder = workspace.dense.embedder
     vectors = {slot: embedder.embed([embed_text(chunk)], "document")[0] for slot, chunk in probe.masked.items()}
     view = HiddenDocs(index, probe.masked, vectors)
-    weights = analyse_query(index, probe.query, code=True).weights
+    weights = analyse_query(index, parse_query(probe.query, index.tokenizer), code=True).weights
     query = embedder.embed([probe.query], "query")[0]
     slots = sorted(probe.masked)
     groups = index.file_groups()

@@ -26,10 +26,10 @@ from agentty_rag.index.dense import Embedder, EmbeddingError, EmbeddingProfile, 
 from agentty_rag.index.embedders import make_embedder
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.leg_check import LegChecks
-from agentty_rag.retrieve.candidates import is_long, lexical_alone
+from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
-from agentty_rag.retrieve.query import asked_names
+from agentty_rag.retrieve.parsed import ParsedQuery
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ class DenseLeg:
             self.checks.failed(index)
             log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
 
-    def wanted(self, index: CorpusIndex, query: str = "") -> bool:
+    def wanted(self, index: CorpusIndex, query: ParsedQuery | None = None) -> bool:
         """Whether a search of the index would use the query's vector: False for a long query of a code index
         (``candidates.lexical_alone``) and when the leg check keeps the index lexical, so the query is not embedded at
         all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
@@ -236,15 +236,17 @@ class DenseLeg:
             return HYBRID
         return self.checks.lead(index, profile.key)
 
-    def _lexical_alone(self, index: CorpusIndex, query: str) -> bool:
+    def _lexical_alone(self, index: CorpusIndex, query: ParsedQuery | None) -> bool:
         return bool(self._lexical_alone_reason(index, query))
 
-    def _lexical_alone_reason(self, index: CorpusIndex, query: str) -> str:
-        """Why a search of the index is made by the lexical leg alone ("" when it is not)."""
+    def _lexical_alone_reason(self, index: CorpusIndex, query: ParsedQuery | None) -> str:
+        """Why a search of the index is made by the lexical leg alone ("" when it is not, or without a query)."""
         weighted = self.settings.bm25_weight > 0
-        if lexical_alone(index, is_long(index, query), weighted):
+        if query is None:
+            return ""
+        if lexical_alone(index, query.long, weighted):
             return LONG_QUERY_MODE
-        if lexical_alone(index, False, weighted, asked_names(query)[1]):
+        if lexical_alone(index, False, weighted, query.bare_name):
             return NAME_QUERY_MODE
         return ""
 
@@ -292,7 +294,7 @@ class DenseLeg:
             return f"bm25 (dense unavailable: {self.status.reason})" if self._expected(index) else "bm25"
         return "bm25"
 
-    def mode(self, mode: str, index: CorpusIndex, degraded: str, query: str = "") -> str:
+    def mode(self, mode: str, index: CorpusIndex, degraded: str, query: ParsedQuery | None = None) -> str:
         """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
         status = self.status
         if degraded or status.state == "unavailable":

@@ -29,6 +29,7 @@ from agentty_rag.places import Places, index_config, nothing_indexed, paths_in
 from agentty_rag.request import SearchRequest, code_request, docs_request, ranking_request
 from agentty_rag.resources import WorkspaceResources
 from agentty_rag.retrieve.generator import close_generators
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.workspace.answer import outcome_of
 from agentty_rag.workspace.attempt import Attempt, Lookup, empty_reason
@@ -120,9 +121,10 @@ class Workspace:
             return self._rank(name, request)
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if request.wait_s is None else request.wait_s
-        wanted = self.dense.wanted(index, request.query)
+        parsed = parse_query(request.query, index.tokenizer)  # the one reading of the query: all below get this
+        wanted = self.dense.wanted(index, parsed)
         vector, degraded = self.dense.query_vector(request.query) if wanted else (None, "")
-        lookup = Lookup(request, name, index, vector, degraded, time.monotonic() + wait)
+        lookup = Lookup(request, parsed, name, index, vector, degraded, time.monotonic() + wait)
         try:
             attempt = self._attempt(lookup)
         except IndexNotBuilt:
@@ -157,7 +159,7 @@ class Workspace:
             if retrieved is None:
                 mode = self.dense.mode("bm25", index, lookup.degraded)
                 return Attempt(index, None, mode, nothing_indexed(lookup.name, self.places), notes)
-            mode = self.dense.mode(retrieved.mode, index, lookup.degraded, lookup.request.query)
+            mode = self.dense.mode(retrieved.mode, index, lookup.degraded, lookup.parsed)
             notes += retrieved.notes
         return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request), notes)
 
@@ -180,17 +182,18 @@ class Workspace:
             return None
         self.dense.prepare(index)
         vector = self.dense.checked(index, lookup.vector)  # None when the leg check keeps this index lexical
-        return search(index, request.query, request.k, request.filters, self.plan(index), vector, self.embed)
+        return search(index, lookup.parsed, request.k, request.filters, self.plan(index), vector, self.embed)
 
     def _rank(self, name: str, request: SearchRequest) -> Attempt:
         """rag-bench's ranking: the index as it stands (no refresh, no notes), the ranking's own mode."""
         index = self.index(name)
-        vector = self.dense.query_vector(request.query)[0] if self.dense.wanted(index, request.query) else None
+        parsed = parse_query(request.query, index.tokenizer)
+        vector = self.dense.query_vector(request.query)[0] if self.dense.wanted(index, parsed) else None
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)
             plan = self.plan(index)
-            retrieved = search(index, request.query, request.k, request.filters, plan, vector, self.embed)
+            retrieved = search(index, parsed, request.k, request.filters, plan, vector, self.embed)
         return Attempt(index, retrieved, retrieved.mode, empty_reason(retrieved, request))
 
     def build_in_background(self, name: str) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.render.explain import render_explanation
-from agentty_rag.retrieve.pipeline import Filters, Plan, generate, search
+from agentty_rag.retrieve.parsed import parse_query
+from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, generate, search
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.correct import (
@@ -43,8 +44,15 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 def ranked(workspace: Workspace, query: str, k: int = 10, filters: Filters | None = None) -> Ranking:
     """The ranking the grading stage sees: fused and reranked."""
-    ranking = generate(workspace.index("docs"), query, k, filters or Filters(), workspace.plan())
+    index = workspace.index("docs")
+    ranking = generate(index, parse_query(query, index.tokenizer), k, filters or Filters(), workspace.plan())
     return Rerank().run(Fuse().run(ranking))
+
+
+def found(workspace: Workspace, query: str, k: int, plan: Plan, filters: Filters | None = None) -> Retrieved:
+    """The docs index searched for ``query`` through ``plan``."""
+    index = workspace.index("docs")
+    return search(index, parse_query(query, index.tokenizer), k, filters or Filters(), plan)
 
 
 def notes(stages: tuple[tuple[str, int], ...]) -> list[str]:
@@ -81,13 +89,13 @@ def test_incorrect_candidates_give_way_to_the_next_ones_and_k_is_honoured(docs: 
     assert not set(incorrect_in_top) & set(top)
     assert [label for label, _ in grades(graded)[:10]].count(INCORRECT) == 0
     assert len(graded.hits) == len(ranking.hits)  # moved behind, never dropped
-    result = search(docs.index("docs"), ADMIN, 10, Filters(), Plan((Fuse(), Rerank(), Correct(), Stitch(False))))
+    result = found(docs, ADMIN, 10, Plan((Fuse(), Rerank(), Correct(), Stitch(False))))
     assert len(result.hits) == 10
 
 
 def test_too_few_good_candidates_keep_the_incorrect_ones_rather_than_cut_k(docs: Workspace) -> None:
     plan = Plan((Fuse(), Rerank(), Correct(), Stitch(False)))
-    result = search(docs.index("docs"), SPELLING, 10, Filters(), plan)
+    result = found(docs, SPELLING, 10, plan)
     assert len(result.hits) == 10
     assert notes(result.funnel.stages) == [
         "corrective: none (feedback off or done, no filter to lift)",
@@ -98,9 +106,9 @@ def test_too_few_good_candidates_keep_the_incorrect_ones_rather_than_cut_k(docs:
 def test_a_poor_retrieval_tries_feedback_once_and_keeps_the_first_when_it_is_no_better(docs: Workspace) -> None:
     stages = (Fuse(), Rerank())
     plan = Plan((*stages, Correct(stages, Feedback()), Stitch(False)))
-    result = search(docs.index("docs"), SPELLING, 10, Filters(), plan)
+    result = found(docs, SPELLING, 10, plan)
     assert notes(result.funnel.stages)[0] == "corrective: prf +8 terms (no better, not kept)"
-    first = search(docs.index("docs"), SPELLING, 10, Filters(), Plan((*stages, Correct(), Stitch(False))))
+    first = found(docs, SPELLING, 10, Plan((*stages, Correct(), Stitch(False))))
     assert result.hits == first.hits
 
 
@@ -108,7 +116,7 @@ def test_a_poor_retrieval_in_a_narrow_scope_is_retried_on_the_whole_index(docs: 
     stages = (Fuse(), Rerank())
     plan = Plan((*stages, Correct(stages), Stitch(False)))
     query = "we store artifacts in MinIO and uploads fail with a signature error"
-    result = search(docs.index("docs"), query, 5, Filters(scope="guide/auth"), plan)
+    result = found(docs, query, 5, plan, Filters(scope="guide/auth"))
     assert notes(result.funnel.stages)[0] == "corrective: the whole index (filters lifted) (kept)"
     # the two passages the fixtures' labels name for it, both outside guide/auth
     assert {(h.chunk.ref, h.chunk.context.rsplit(" > ", 1)[-1]) for h in result.hits[:2]} == {

@@ -11,6 +11,7 @@ from pathlib import Path
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.rerank import FEATURES, FILE_FEATURES, LEXICAL_EVIDENCE, rank_files, rerank
 from agentty_rag.retrieve.stages.rerank import standings
 from agentty_rag.service import Workspace
@@ -227,14 +228,15 @@ def test_the_query_analysis_reads_names_identifiers_and_length_against_the_real_
     )
     index = Workspace(tmp_path, load_settings(LEXICAL)).index("code")
     index.refresh()
-    short = analyse_query(index, "where is the event loop", code=True)
+    question = parse_query("where is the event loop", index.tokenizer)
+    short = analyse_query(index, question, code=True)
     assert "event_loop" in short.weights and not short.long  # an identifier the index holds, spelled out
     assert "event-loop" not in short.weights  # candidates the index does not hold are dropped
-    assert analyse_query(index, "where is the event loop", code=False).weights.keys() == {"event", "loop"}
+    assert analyse_query(index, question, code=False).weights.keys() == {"event", "loop"}
     issue = " ".join(f"word{i}" for i in range(40)) + " Session.update fails"
-    long = analyse_query(index, issue, code=True)
+    long = analyse_query(index, parse_query(issue, index.tokenizer), code=True)
     assert long.long and "Session.update" in long.names and not long.bare_name
-    bare = analyse_query(index, "Rails::Engine", code=True)
+    bare = analyse_query(index, parse_query("Rails::Engine", index.tokenizer), code=True)
     assert bare.bare_name and bare.names == ("Engine", "Rails::Engine")
 
 

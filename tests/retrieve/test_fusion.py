@@ -14,10 +14,10 @@ from agentty_rag.retrieve.fusion import (
     LEAN,
     dense_share,
     leg_weights,
-    lexical_lean,
     relative_similarities,
     rrf,
 )
+from agentty_rag.retrieve.query import lexical_lean
 
 weights = st.floats(min_value=0.0, max_value=10.0, allow_nan=False, allow_subnormal=False)
 
@@ -25,23 +25,23 @@ weights = st.floats(min_value=0.0, max_value=10.0, allow_nan=False, allow_subnor
 def test_identifiers_lean_lexical_and_a_plain_question_leans_dense() -> None:
     assert lexical_lean("get_model `SHP-4031`") == 1.0
     assert lexical_lean("how often should my car get serviced") == 0.0
-    plain = leg_weights("how often should my car get serviced", 1.0, 1.0)
+    plain = leg_weights(lexical_lean("how often should my car get serviced"), 1.0, 1.0)
     assert plain == {"lexical": 1.0 - LEAN, "dense": 1.0}
-    named = leg_weights("get_model", 1.0, 1.0)
+    named = leg_weights(lexical_lean("get_model"), 1.0, 1.0)
     assert named == {"lexical": 1.0, "dense": 1.0 - LEAN}
 
 
 @given(st.text(max_size=200), weights, weights)
 def test_a_long_query_leans_lexical_in_full_whatever_its_words(query: str, bm25: float, dense: float) -> None:
     # An issue in prose would lean dense by its words; the model reads only its first few hundred tokens.
-    assert leg_weights(query, bm25, dense, long=True) == {"lexical": bm25, "dense": dense * (1.0 - LEAN)}
+    assert leg_weights(lexical_lean(query), bm25, dense, long=True) == {"lexical": bm25, "dense": dense * (1.0 - LEAN)}
 
 
 @given(st.text(max_size=200), weights, weights, st.booleans())
 def test_a_weight_of_zero_stays_zero_and_no_leg_gains_over_its_setting(
     query: str, bm25: float, dense: float, long: bool
 ) -> None:
-    scaled = leg_weights(query, bm25, dense, long=long)
+    scaled = leg_weights(lexical_lean(query), bm25, dense, long=long)
     assert 0.0 <= scaled["lexical"] <= bm25 and 0.0 <= scaled["dense"] <= dense
     assert (scaled["lexical"] == 0.0) == (bm25 == 0.0) and (scaled["dense"] == 0.0) == (dense == 0.0)
 
@@ -53,8 +53,9 @@ def test_a_leg_of_weight_zero_has_no_influence_on_the_fused_order() -> None:
 
 
 def test_where_the_dense_leg_leads_the_lexical_leg_keeps_a_quarter_of_its_weight() -> None:
-    hybrid = leg_weights("how are sessions signed", 1.0, 1.0)
-    led = leg_weights("how are sessions signed", 1.0, 1.0, lead=DENSE_LED)
+    lean = lexical_lean("how are sessions signed")
+    hybrid = leg_weights(lean, 1.0, 1.0)
+    led = leg_weights(lean, 1.0, 1.0, lead=DENSE_LED)
     assert led == {"lexical": hybrid["lexical"] * DENSE_LED_LEXICAL, "dense": hybrid["dense"]}
     assert dense_share(led) > dense_share(hybrid) > 0
     assert dense_share({"lexical": 1.0, "dense": 0.0}) == 0.0 and dense_share({}) == 0.0

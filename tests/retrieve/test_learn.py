@@ -11,6 +11,7 @@ from agentty_rag import feedback
 from agentty_rag.config import load_settings
 from agentty_rag.feedback import Row
 from agentty_rag.render import render_explanation
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.retrieve.ranking import Stage
 from agentty_rag.retrieve.stages import build_stages
@@ -59,7 +60,7 @@ def _ranked(root: Path, stage: Learn | None, query: str = QUERY) -> Retrieved:
     index.refresh()
     stages: tuple[Stage, ...] = (Fuse(), Rerank(files=True), *([stage] if stage else []), Stitch())
     try:
-        return search(index, query, 5, Filters(), Plan(stages))
+        return search(index, parse_query(query, index.tokenizer), 5, Filters(), Plan(stages))
     finally:
         workspace.close()
 
@@ -133,7 +134,7 @@ def test_skills_and_memory_are_never_lifted(tmp_path: Path) -> None:
     index = workspace.index("docs")
     index.refresh()
     stages = (Fuse(), Rerank(), Learn(clock=lambda: NOW), Stitch())
-    retrieved = search(index, "deploy the service", 5, Filters(), Plan(stages))
+    retrieved = search(index, parse_query("deploy the service", index.tokenizer), 5, Filters(), Plan(stages))
     workspace.close()
     assert any(hit.chunk.source == "skill" and hit.chunk.ref == "deploy" for hit in retrieved.hits)
     assert dict(retrieved.funnel.stages)["learned"] == 0

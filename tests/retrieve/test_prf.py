@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentty_rag.config import load_settings
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, generate, search
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.fuse import Fuse
@@ -76,12 +77,14 @@ def test_the_expanded_search_is_fused_with_the_first_pass_by_rank_and_keeps_its_
 def test_feedback_finds_the_reverse_proxy_section_for_a_question_about_nginx_disconnects(docs: Workspace) -> None:
     index = docs.index("docs")
     settings = load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"})
-    expansion = feedback_for(generate(index, NGINX, 10, Filters(), Plan.from_settings(settings)), 8, 8)
+    expansion = feedback_for(
+        generate(index, parse_query(NGINX, index.tokenizer), 10, Filters(), Plan.from_settings(settings)), 8, 8
+    )
     assert len(expansion.terms) == 8
     assert "proxi" in expansion.terms  # "proxy", stemmed: the word the question lacks
     assert not {"shipyard", "nginx", "log"} & set(expansion.terms)  # the query's own terms are not added
-    without = search(index, NGINX, 5, Filters(), docs.plan())
-    expanded = search(index, NGINX, 5, Filters(), Plan.from_settings(settings))
+    without = search(index, parse_query(NGINX, index.tokenizer), 5, Filters(), docs.plan())
+    expanded = search(index, parse_query(NGINX, index.tokenizer), 5, Filters(), Plan.from_settings(settings))
     assert [h.chunk.ref for h in without.hits[:2]] == ["releases/changelog.md", "operations/networking-tls.md"]
     assert expanded.hits[0].chunk.ref == "operations/networking-tls.md"
     assert expanded.hits[0].chunk.context.endswith("Behind a reverse proxy")
@@ -89,7 +92,7 @@ def test_feedback_finds_the_reverse_proxy_section_for_a_question_about_nginx_dis
 
 
 def test_prf_terms_and_docs_bound_what_feedback_reads_and_adds(docs: Workspace) -> None:
-    ranking = generate(docs.index("docs"), NGINX, 10, Filters(), docs.plan())
+    ranking = generate(docs.index("docs"), parse_query(NGINX, docs.index("docs").tokenizer), 10, Filters(), docs.plan())
     assert len(feedback_for(ranking, 8, 3).terms) == 3
     # one passage of feedback: its own terms, the heaviest of which is not the two passages' shared one
     assert feedback_for(ranking, 1, 8).terms != feedback_for(ranking, 8, 8).terms
@@ -98,9 +101,12 @@ def test_prf_terms_and_docs_bound_what_feedback_reads_and_adds(docs: Workspace) 
 def test_feedback_stays_out_of_a_confident_search(docs: Workspace) -> None:
     plan = Plan.from_settings(load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"}))
     query = "does shipyard deploy --dry-run take the deploy lock?"  # first-pass confidence 0.84
-    result = search(docs.index("docs"), query, 5, Filters(), plan)
+    result = search(docs.index("docs"), parse_query(query, docs.index("docs").tokenizer), 5, Filters(), plan)
     assert ("prf: skipped (confident first pass)", NOTE) in result.funnel.stages
-    assert result.hits == search(docs.index("docs"), query, 5, Filters(), docs.plan()).hits
+    assert (
+        result.hits
+        == search(docs.index("docs"), parse_query(query, docs.index("docs").tokenizer), 5, Filters(), docs.plan()).hits
+    )
 
 
 def test_feedback_stays_out_of_a_code_query_that_names_a_definition_and_runs_for_a_question(tmp_path: Path) -> None:
@@ -109,13 +115,27 @@ def test_feedback_stays_out_of_a_code_query_that_names_a_definition_and_runs_for
     workspace = Workspace(root, load_settings({**LEXICAL, "AGENTTY_RAG_PRF": "1"}))
     index = workspace.index("code")
     index.refresh()
-    named = search(index, "TokenStore.refresh", 5, Filters(), workspace.plan())
+    named = search(index, parse_query("TokenStore.refresh", index.tokenizer), 5, Filters(), workspace.plan())
     assert ("prf: skipped (the query names what it wants)", NOTE) in named.funnel.stages
-    question = search(index, "where do we refresh an expired auth token?", 5, Filters(), workspace.plan())
+    question = search(
+        index,
+        parse_query("where do we refresh an expired auth token?", index.tokenizer),
+        5,
+        Filters(),
+        workspace.plan(),
+    )
     assert [stage for stage, count in question.funnel.stages if count == NOTE] == ["prf +8 terms"]
     # feedback from code leaves out the language's keywords, which every passage of it holds
     expansion = feedback_for(
-        generate(index, "where do we refresh an expired auth token?", 5, Filters(), workspace.plan()), 8, 8
+        generate(
+            index,
+            parse_query("where do we refresh an expired auth token?", index.tokenizer),
+            5,
+            Filters(),
+            workspace.plan(),
+        ),
+        8,
+        8,
     )
     assert not {"def", "self", "return", "class"} & set(expansion.terms)
     assert "tokenexpired" in expansion.terms
@@ -125,7 +145,7 @@ def test_feedback_stays_out_of_a_code_query_that_names_a_definition_and_runs_for
 def test_feedback_with_no_lexical_candidates_says_so_and_changes_nothing(docs: Workspace) -> None:
     index = docs.index("docs")
     plan = Plan((Feedback(), Fuse()))
-    result = search(index, "zzzyqx qqqvvv", 5, Filters(), plan)
+    result = search(index, parse_query("zzzyqx qqqvvv", index.tokenizer), 5, Filters(), plan)
     assert result.hits == ()
     assert ("prf: skipped (no lexical candidates)", NOTE) in result.funnel.stages
 
@@ -138,7 +158,7 @@ def test_feedback_is_off_by_default_runs_first_and_ranks_the_same_twice(docs: Wo
     assert stages[0] == Feedback(docs=5, terms=4)
     plan = Plan(stages)
     index = docs.index("docs")
-    first, second = (search(index, NGINX, 8, Filters(), plan) for _ in range(2))
+    first, second = (search(index, parse_query(NGINX, index.tokenizer), 8, Filters(), plan) for _ in range(2))
     assert [h.chunk.chunk_id for h in first.hits] == [h.chunk.chunk_id for h in second.hits]
     assert first.funnel == second.funnel
 
@@ -152,7 +172,7 @@ def test_explain_shows_how_many_places_feedback_moved_each_hit() -> None:
 
 def test_the_reverse_proxy_section_says_in_explain_that_feedback_lifted_it(docs: Workspace) -> None:
     plan = Plan.from_settings(load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"}))
-    result = search(docs.index("docs"), NGINX, 5, Filters(), plan)
+    result = search(docs.index("docs"), parse_query(NGINX, docs.index("docs").tokenizer), 5, Filters(), plan)
     top = result.explanations[0]
     assert top.candidate.chunk.context.endswith("Behind a reverse proxy")
     assert ("prf rank", 1.0) in top.contributions

@@ -1,4 +1,5 @@
-"""What a query says besides its words: term weights, asked names, compounds, mentioned paths."""
+"""What a query says besides its words: term weights, asked names, identifiers, compounds, the words a file
+may be named with."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from agentty_rag.retrieve.query import (
     asked_names,
     compound_candidates,
     definition_match,
-    mentioned_paths,
+    lexical_lean,
+    looks_like_identifier,
     named_file,
     named_with,
     opening_words,
-    path_mention,
+    query_identifiers,
+    query_phrases,
     question_words,
     term_weights,
 )
@@ -83,18 +86,29 @@ def test_compound_candidates_join_adjacent_words_as_identifiers_would() -> None:
     assert not any(c.startswith("the") or c.endswith("for") for c in found)
 
 
-def test_paths_and_module_paths_the_query_names() -> None:
-    text = (
-        'File "/usr/lib/python3/dist-packages/astropy/io/ascii/connect.py", line 26, in io_write\n'
-        "from astropy.modeling.separable import separability_matrix"
-    )
-    mentions = mentioned_paths(text)
-    assert "usr/lib/python3/dist-packages/astropy/io/ascii/connect" in mentions
-    assert "astropy/modeling/separable" in mentions
-    assert path_mention("astropy/io/ascii/connect.py", mentions) == 1.0
-    assert path_mention("astropy/modeling/separable.py", mentions) == 1.0
-    assert path_mention("astropy/io/ascii/rst.py", mentions) == 0.0
-    assert path_mention("connect.py", mentions) == 0.0  # one part alone is not specific enough
+def test_identifiers_are_told_from_plain_words() -> None:
+    words = ("get_model", "getModel", "SHP-4031", "auth.ttl", "Rails::Engine", "io/ascii", "simple", "HTTP", "ab")
+    assert [looks_like_identifier(w) for w in words] == [True, True, True, True, True, True, False, True, False]
+    # Without error codes and constants: what a question may ask the definition of.
+    assert [looks_like_identifier(w, codes=False) for w in words] == [True, True, False, True, True, True] + [False] * 3
+
+
+def test_a_question_asks_for_qualified_names_but_not_for_constants() -> None:
+    assert asked_names("where is App\\Http\\Kernel booted")[0] == ("Kernel", "App\\Http\\Kernel")
+    assert asked_names("what calls Foo#bar") == (("bar", "Foo#bar"), False)
+    assert asked_names("why does the HTTP client retry") == ((), False)
+
+
+def test_identifiers_and_phrases_the_reranker_looks_for() -> None:
+    assert query_identifiers("why does `retry` call getUserToken twice?") == ("retry", "getusertoken")
+    assert query_identifiers("where is SHP-4031 raised") == ("shp-4031",)
+    assert query_phrases('where is "pool is shutting down" raised') == ("pool is shutting down",)
+
+
+def test_backslashed_names_do_not_lean_a_query_lexical() -> None:
+    # The fusion's lean counts identifiers and error codes; a backslash alone does not make one.
+    assert lexical_lean("App\\Http\\Kernel") == 0.0
+    assert lexical_lean("HTTP SHP-4031") == 1.0
 
 
 def test_counts_can_be_ignored() -> None:

@@ -6,17 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agentty_rag.config import load_settings
-from agentty_rag.retrieve.features import (
-    Candidate,
-    QueryProfile,
-    defines_identifier,
-    is_test_path,
-    link_heavy,
-    looks_like_identifier,
-    query_identifiers,
-    query_phrases,
-    wants_tests,
-)
+from agentty_rag.index.tokenize import Tokenizer
+from agentty_rag.retrieve.features import Candidate, QueryProfile, defines_identifier, is_test_path, link_heavy
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.rerank import rerank
 from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
@@ -24,9 +16,8 @@ from tests.conftest import LEXICAL, write
 
 
 def _profile(text: str, terms: tuple[str, ...]) -> QueryProfile:
-    return QueryProfile(
-        text, terms, dict.fromkeys(terms, 2.0), query_identifiers(text), query_phrases(text), wants_tests(text)
-    )
+    query = parse_query(text, Tokenizer())
+    return QueryProfile(text, terms, dict.fromkeys(terms, 2.0), query.identifiers, query.phrases, query.wants_tests)
 
 
 def _candidate(
@@ -83,16 +74,6 @@ def test_test_files_are_demoted_unless_the_query_asks_for_tests() -> None:
 
 
 def test_feature_helpers() -> None:
-    assert [looks_like_identifier(w) for w in ("get_model", "getModel", "SHP-4031", "auth.ttl", "simple", "HTTP")] == [
-        True,
-        True,
-        True,
-        True,
-        False,
-        True,
-    ]
-    assert query_identifiers("why does `retry` call getUserToken twice?") == ("retry", "getusertoken")
-    assert query_phrases('where is "pool is shutting down" raised') == ("pool is shutting down",)
     assert [is_test_path(p) for p in ("tests/a.py", "src/test_a.py", "a_test.go", "x.spec.ts", "src/contest.py")] == [
         True,
         True,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentty_rag.config import load_settings, variable
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, search
 from agentty_rag.retrieve.ranking import Ranking
 from agentty_rag.retrieve.stages import KINDS, build_stages, rungs
@@ -64,8 +65,10 @@ def test_the_pipeline_runs_the_stages_it_is_given_in_order(tmp_path: Path) -> No
     workspace = Workspace(tmp_path, load_settings(LEXICAL))
     index = workspace.index("docs")
     index.refresh()
-    plain = search(index, "cache", 5, Filters(), Plan((Fuse(), Stitch(False))))
-    reverse = search(index, "cache", 5, Filters(), Plan((Fuse(), Reverse(), Stitch(False))))
+    plain = search(index, parse_query("cache", index.tokenizer), 5, Filters(), Plan((Fuse(), Stitch(False))))
+    reverse = search(
+        index, parse_query("cache", index.tokenizer), 5, Filters(), Plan((Fuse(), Reverse(), Stitch(False)))
+    )
     assert [h.chunk.ref for h in reverse.hits] == [h.chunk.ref for h in plain.hits][::-1]
     assert [stage for stage, _ in reverse.funnel.stages] == ["lexical", "fused", "dedup", "returned"]
     workspace.close()

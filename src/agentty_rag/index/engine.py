@@ -229,6 +229,11 @@ class CorpusIndex(LexicalSearch):
 
     # -- searching ------------------------------------------------------------------------------------------
 
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """How the index reads text into terms (a query is parsed with it once: ``retrieve.parsed``)."""
+        return self._tokenizer
+
     def tokenize(self, text: str) -> list[str]:
         """Terms of ``text`` as a query (no keywords dropped)."""
         return self._tokenizer.tokenize(text)

@@ -89,6 +89,15 @@ class Tokenizer:
             text: what to tokenize.
             keywords: a language's reserved words, dropped where they stand alone (never inside an identifier).
         """
+        return self._terms(text, keywords)
+
+    def tokenize_words(self, text: str) -> list[tuple[str, ...]]:
+        """The terms of each whitespace-separated word of ``text``, in order: ``tokenize(text)`` is all of them in
+        a row (a compound never spans whitespace). A query is read this way once, so that the terms of its
+        opening words come from the same pass."""
+        return [tuple(self._terms(word)) for word in text.split()]
+
+    def _terms(self, text: str, keywords: frozenset[str] = frozenset()) -> list[str]:
         out: list[str] = []
         cache = self._cache
         for compound in _COMPOUND.findall(text):

@@ -13,23 +13,11 @@ import numpy.typing as npt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.fields import name_term
 from agentty_rag.index.lexical_scores import LexicalScores
-from agentty_rag.index.tokenize import STOPWORDS_EN, path_words
-from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name, query_identifiers, query_phrases
-from agentty_rag.retrieve.features import wants_examples as asks_for_examples
-from agentty_rag.retrieve.features import wants_tests as asks_for_tests
+from agentty_rag.index.tokenize import path_words
+from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name
 from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, sums_by_file
-from agentty_rag.retrieve.query import (
-    LONG_QUERY_TERMS,
-    asked_names,
-    compound_candidates,
-    definition_match,
-    named_file,
-    named_with,
-    opening_words,
-    question_words,
-    split_qualified,
-    term_weights,
-)
+from agentty_rag.retrieve.parsed import ParsedQuery
+from agentty_rag.retrieve.query import definition_match, named_file, named_with, split_qualified, term_weights
 from agentty_rag.types import Chunk, Hit
 
 # The opening words of a long query count this much more.
@@ -49,7 +37,7 @@ EXTENSION_SHARE = 0.5
 
 @dataclass(frozen=True)
 class QueryAnalysis:
-    """What a query says besides its words.
+    """What a query says besides its words, for one index (the identifiers it spells out are the index's).
 
     Args:
         weights: each distinct term's weight (repeats and the opening of a long query count more; identifiers
@@ -76,41 +64,33 @@ def lexical_alone(index: CorpusIndex, long: bool, lexical_weighted: bool, bare_n
     return lexical_weighted and (long or bare_name) and index.config.scoring.rank_files
 
 
-def is_long(index: CorpusIndex, query: str) -> bool:
-    """More than ``LONG_QUERY_TERMS`` distinct terms: an issue, a pasted log (remembered per text)."""
-    return len(index.term_set(query)) > LONG_QUERY_TERMS
-
-
-def analyse_query(index: CorpusIndex, query: str, code: bool) -> QueryAnalysis:
+def analyse_query(index: CorpusIndex, query: ParsedQuery, code: bool) -> QueryAnalysis:
     """The weighted terms of ``query``; for code also the names it asks for and the identifiers it spells out."""
-    terms = index.tokenize(query)
-    long_query = is_long(index, query)  # the dense leg asked first: its term set is remembered
-    opening = index.tokenize(opening_words(query)) if long_query else []
     # A question about code that repeats a word is about it; in prose, repeats are style (measured on the
     # docs fixtures).
-    weights = term_weights(terms, opening, OPENING_BOOST, by_count=code)
+    weights = term_weights(query.terms, query.opening if query.long else (), OPENING_BOOST, by_count=code)
     if not code:
-        return QueryAnalysis(weights, long=long_query)
-    for term in sorted(index.known_terms(compound_candidates(query, STOPWORDS_EN))):
+        return QueryAnalysis(weights, long=query.long)
+    for term in sorted(index.known_terms(query.compounds)):
         weights[term] = weights.get(term, 0.0) + COMPOUND_WEIGHT
-    names, bare = asked_names(query)
-    words = () if bare or long_query else question_words(query, STOPWORDS_EN, names)
-    return QueryAnalysis(weights, names, bare, long_query, words)
+    words = () if query.bare_name or query.long else query.words
+    return QueryAnalysis(weights, query.names, query.bare_name, query.long, words)
 
 
-def profile_query(index: CorpusIndex, query: str, bare_name: bool = False) -> tuple[QueryProfile, dict[str, int]]:
+def profile_query(
+    index: CorpusIndex, query: ParsedQuery, bare_name: bool = False
+) -> tuple[QueryProfile, dict[str, int]]:
     """What the reranker knows of the query (``bare_name``: the query analysis found it is nothing but a name),
     and the index's ids of its terms."""
-    terms = tuple(dict.fromkeys(index.tokenize(query)))
-    ids, idf = index.term_statistics(terms)
+    ids, idf = index.term_statistics(query.distinct)
     profile = QueryProfile(
-        query,
-        terms,
+        query.text,
+        query.distinct,
         idf,
-        query_identifiers(query),
-        query_phrases(query),
-        asks_for_tests(query),
-        asks_for_examples(query),
+        query.identifiers,
+        query.phrases,
+        query.wants_tests,
+        query.wants_examples,
         bare_name=bare_name,
     )
     return profile, ids

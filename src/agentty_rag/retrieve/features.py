@@ -18,10 +18,6 @@ DEFINITION_KINDS = frozenset(
     {"function", "method", "class", "struct", "interface", "enum", "type", "impl", "module", "namespace", "macro"}
 )
 
-_IDENTIFIER = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:(?:\.|::|->|-|/)[\w$]+)*)")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
-_TESTS_WANTED = re.compile(r"\b(tests?|testing|tested|specs?|pytest|unittest|fixtures?|mocks?|mocking)\b", re.I)
-_EXAMPLES_WANTED = re.compile(r"\b(examples?|samples?|demos?|benchmarks?|benchmarking)\b", re.I)
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|testing|spec|specs|test_?utils|fixtures?|testdata|__mocks__)/", re.I)
 _TEST_FILE = re.compile(
     r"(^|/)(test_[^/]+|[^/]+_test\.\w+|[^/]+\.(test|spec)\.\w+|[^/]+_spec\.\w+|Test[A-Z][^/]*|[^/]+Tests?\.\w+"
@@ -33,7 +29,7 @@ _LINK = re.compile(r"\]\(|<a\s|:(ref|doc):`|https?://")
 
 @dataclass(frozen=True)
 class QueryProfile:
-    """What the reranker knows about a query.
+    """What the reranker knows about a query: what ``parsed.ParsedQuery`` read of it, and its terms' IDF.
 
     Args:
         terms: its distinct index terms, in query order.
@@ -94,56 +90,6 @@ class Candidate:
 def key_of(candidate: Candidate) -> str:
     """The candidate's chunk id (remembered when it was built)."""
     return candidate.key or candidate.chunk.chunk_id
-
-
-def looks_like_identifier(word: str) -> bool:
-    """``get_model``, ``getModel``, ``auth.token_ttl``, ``SHP-4031``, ``E_LOCK``: not a plain English word."""
-    if len(word) < 3:
-        return False
-    if any(sep in word for sep in ("_", ".", "::", "->", "/")) or _CAMEL.search(word):
-        return True
-    if "-" in word and any(ch.isdigit() for ch in word):
-        return True
-    return word.isupper() and any(ch.isalpha() for ch in word)
-
-
-def query_identifiers(text: str) -> tuple[str, ...]:
-    found: list[str] = []
-    for match in _IDENTIFIER.finditer(text):
-        quoted, bare = match.groups()
-        word = (quoted or bare or "").strip().strip(".,;:()")
-        if word and (quoted or looks_like_identifier(word)) and word.lower() not in found:
-            found.append(word.lower())
-    return tuple(found)
-
-
-def query_phrases(text: str) -> tuple[str, ...]:
-    """Phrases the query quotes: "double quoted" (3+ characters) or 'single quoted' (6+, to skip apostrophes)."""
-    found = []
-    for double, single in re.findall(r"\"([^\"]{3,})\"|'([^']{6,})'", text):
-        phrase = (double or single).strip().lower()
-        if phrase:
-            found.append(phrase)
-    return tuple(found)
-
-
-# A long query (an issue, a pasted log) mentions tests in passing; only its opening words say what it is about.
-_TOPIC_WORDS = 16
-
-
-def _opening_says(words: re.Pattern[str], text: str) -> bool:
-    """One of ``words`` is among the query's opening words."""
-    return words.search(" ".join(text.split()[:_TOPIC_WORDS])) is not None
-
-
-def wants_tests(text: str) -> bool:
-    """The query asks about tests: a test word among its opening words."""
-    return _opening_says(_TESTS_WANTED, text)
-
-
-def wants_examples(text: str) -> bool:
-    """The query asks about examples, samples, demos or benchmarks: such a word among its opening words."""
-    return _opening_says(_EXAMPLES_WANTED, text)
 
 
 def weighted_share(found: Iterable[str], profile: QueryProfile) -> float:
@@ -271,17 +217,12 @@ __all__ = [
     "is_test_path",
     "key_of",
     "link_heavy",
-    "looks_like_identifier",
     "low_value_path",
     "name_match",
     "own_name",
     "phrase_match",
-    "query_identifiers",
-    "query_phrases",
     "secondary_file",
     "test_file",
     "tiny",
-    "wants_examples",
-    "wants_tests",
     "weighted_share",
 ]

@@ -8,8 +8,9 @@ Methods", SIGIR 2009; k = 60 as there.) A leg with weight 0 has no influence at 
 
 Equal weights can make the fusion worse than its better leg: lexical search wins on identifiers and exact
 strings, dense search on paraphrased questions. So the user's weights are scaled per query by how
-identifier-like the query is — see ``leg_weights`` — and per corpus by the leg check's verdict: where the
-dense leg leads (``DENSE_LED``), the lexical leg keeps a quarter of its weight.
+identifier-like the query is (its lean, ``query.lexical_lean``) — see ``leg_weights`` — and per corpus by
+the leg check's verdict: where the dense leg leads (``DENSE_LED``), the lexical leg keeps a quarter of its
+weight.
 
 Fusion ranks; the stages after it also read how strong each candidate's dense evidence is. A cosine
 similarity means little on its own (its range depends on the model and the query), so it is calibrated per
@@ -19,13 +20,10 @@ of the candidate pool's last member — is 0.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
-
-from agentty_rag.retrieve.features import looks_like_identifier
 
 RRF_K = 60
 # How far a query leans: an identifier-like query keeps the lexical weight and halves the dense one; a
@@ -42,9 +40,6 @@ NOISE_RANK = 60
 HYBRID = "hybrid"
 DENSE_LED = "dense-led"
 
-_WORD = re.compile(r"`[^`]+`|\"[^\"]+\"|[\w$.:/\\-]+")
-_QUESTION = re.compile(r"^(how|what|where|when|why|which|who|does|do|is|are|can|should)\b|\?\s*$", re.I)
-
 
 def rrf(
     legs: Mapping[str, Sequence[tuple[int, float]]], weights: Mapping[str, float], k: int = RRF_K
@@ -60,30 +55,17 @@ def rrf(
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
-def lexical_lean(query: str) -> float:
-    """In [0, 1]: 1 for a query of identifiers, error codes or quoted strings; 0 for a plain question."""
-    words = _WORD.findall(query)
-    if not words:
-        return 0.0
-    exact = sum(1 for w in words if w[0] in '`"' or looks_like_identifier(w.strip(".,;:?!()")))
-    if exact == 0:
-        return 0.0
-    share = exact / len(words)
-    if _QUESTION.search(query.strip()) and len(words) >= 5:
-        share /= 2  # a question that names an identifier: both legs have something to say
-    return min(1.0, share * 2)
-
-
 def leg_weights(
-    query: str, bm25_weight: float, dense_weight: float, long: bool = False, lead: str = HYBRID
+    lean: float, bm25_weight: float, dense_weight: float, long: bool = False, lead: str = HYBRID
 ) -> dict[str, float]:
-    """The user's weights scaled by the query's lean and the corpus's lead (a weight of 0 stays 0).
+    """The user's weights scaled by the query's ``lean`` (``query.lexical_lean``: 1 for identifiers, 0 for a
+    plain question) and the corpus's lead (a weight of 0 stays 0).
 
     A ``long`` query (an issue, a pasted log) leans lexical in full: the embedding model reads only its
     first few hundred tokens, while its rare terms, paths and names are the lexical leg's strongest evidence.
     With ``lead`` ``DENSE_LED`` the lexical weight keeps ``DENSE_LED_LEXICAL`` of itself.
     """
-    lean = 1.0 if long else lexical_lean(query)
+    lean = 1.0 if long else lean
     lexical = bm25_weight * (1.0 - LEAN * (1.0 - lean))
     return {
         "lexical": lexical * (DENSE_LED_LEXICAL if lead == DENSE_LED else 1.0),
@@ -132,7 +114,6 @@ __all__ = [
     "RRF_K",
     "dense_share",
     "leg_weights",
-    "lexical_lean",
     "relative_similarities",
     "rrf",
 ]

@@ -24,6 +24,7 @@ from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.lexical_scores import LexicalScores
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, search
 from agentty_rag.types import Chunk, Hit
 
@@ -226,10 +227,11 @@ def probe_ranks(
     dense leg leading, each through ``plan``'s stages, with the probe's doc text hidden (``HiddenDocs``)."""
     view = HiddenDocs(index, probe.masked, masked)
     answer = list(view.chunks(sorted(probe.answer)).values())
+    parsed = parse_query(probe.query, index.tokenizer)  # read once for the three searches
     ranks = []
     for lead, vector in ((LEXICAL, None), (HYBRID, query), (DENSE_LED, query)):
         lead_plan = replace(plan, lead=HYBRID if lead == LEXICAL else lead)
-        found = search(view, probe.query, PROBE_K, Filters(), lead_plan, vector, embed if vector is not None else None)
+        found = search(view, parsed, PROBE_K, Filters(), lead_plan, vector, embed if vector is not None else None)
         ranks.append(answer_rank(found.hits, answer))
     return ranks[0], ranks[1], ranks[2]
 

@@ -21,6 +21,7 @@ from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexica
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage
 from agentty_rag.retrieve.fusion import HYBRID
+from agentty_rag.retrieve.parsed import ParsedQuery
 from agentty_rag.retrieve.ranking import Ranking, Request, Stage, described, explained, profiled
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.retrieve.stages import build_stages
@@ -104,7 +105,7 @@ def candidate_pool(k: int) -> int:
 
 def generate(
     index: CorpusIndex,
-    query: str,
+    query: ParsedQuery,
     k: int,
     filters: Filters,
     plan: Plan,
@@ -185,14 +186,15 @@ def confidence(ranking: Ranking) -> float:
 
 def search(
     index: CorpusIndex,
-    query: str,
+    query: ParsedQuery,
     k: int,
     filters: Filters,
     plan: Plan,
     query_vector: npt.NDArray[np.float32] | None = None,
     embed: Callable[[str], npt.NDArray[np.float32] | None] | None = None,
 ) -> Retrieved:
-    """Rank the index's chunks for ``query`` and return the best ``k`` (fewer when fewer match).
+    """Rank the index's chunks for ``query`` (read once by ``parsed.parse_query``, with the index's tokenizer)
+    and return the best ``k`` (fewer when fewer match).
 
     With ``query_vector`` (the query's embedding) the dense leg runs too and the legs are fused; ``embed``
     lets a stage embed another text (see ``generate``).

@@ -1,5 +1,6 @@
-"""What a query says besides its words: how much each term counts, which names it asks for, which files it
-mentions. Small pure functions over strings.
+"""What a query says besides its words: how much each term counts, which names and identifiers it holds, how
+identifier-like it is, and how those match a definition or a file name. Small pure functions over strings;
+``retrieve.parsed`` applies them once per search.
 
 A short question weighs each of its terms once. A long one — an issue with a traceback, code and prose —
 repeats what it is about: a term's weight grows (with saturation) with how often the query uses it, and the
@@ -15,20 +16,25 @@ from collections.abc import Iterable, Sequence
 # A name a query may ask for: an identifier, possibly qualified (Rails::Engine, fmt.format_to, self->next).
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:::|->|\.|\\|#)[A-Za-z_$][\w$]*)*")
 _QUALIFIER = re.compile(r"::|->|\.|\\|#")
+# A camelCase hump (getModel, HTTPServer): the one test of it.
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 # A capitalised word (Request, Deferred, Mutex): in a question about code, often the name of a type.
 _TYPE_NAME = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*")
+# The words of a name or a question, camelCase split (getHTTPClient -> get, HTTP, Client; utf8 stays whole).
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z0-9]*")
-# A path-like mention: at least one folder and a file name with an extension (astropy/io/ascii/rst.py).
-_PATH = re.compile(r"(?<![\w.-])/?((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
-# A dotted module path of three or more parts (astropy.modeling.separable).
-_MODULE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})(?![\w(])")
+# An identifier the reranker looks for verbatim: anything in backticks, or a word joined by . :: -> - /.
+_IDENTIFIER = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:(?:\.|::|->|-|/)[\w$]+)*)")
+_TESTS_WANTED = re.compile(r"\b(tests?|testing|tested|specs?|pytest|unittest|fixtures?|mocks?|mocking)\b", re.I)
+_EXAMPLES_WANTED = re.compile(r"\b(examples?|samples?|demos?|benchmarks?|benchmarking)\b", re.I)
+# A query's words as the fusion weighs them (quoted strings whole), and a question's opening.
+_LEAN_WORD = re.compile(r"`[^`]+`|\"[^\"]+\"|[\w$.:/\\-]+")
+_QUESTION = re.compile(r"^(how|what|where|when|why|which|who|does|do|is|are|can|should)\b|\?\s*$", re.I)
 
 # How fast a repeated query term stops gaining weight (Okapi's k3; weight = (k3 + 1) qtf / (k3 + qtf)).
 QTF_SATURATION = 1.2
 # A query of more than this many distinct terms is long: an issue, a log, a pasted file.
 LONG_QUERY_TERMS = 30
-# The opening words of a long query, where it says what it is about.
+# The opening words of a query, where it says what it is about (a long one mentions tests in passing).
 OPENING_WORDS = 16
 
 
@@ -57,11 +63,18 @@ def opening_words(text: str, count: int = OPENING_WORDS) -> str:
     return " ".join(text.split()[:count])
 
 
-def is_code_word(word: str) -> bool:
-    """``get_model``, ``getModel``, ``auth.token_ttl``, ``Rails::Engine``, ``io/ascii``: not a prose word."""
+def looks_like_identifier(word: str, codes: bool = True) -> bool:
+    """``get_model``, ``getModel``, ``auth.token_ttl``, ``Rails::Engine``, ``io/ascii``: not a plain English word;
+    with ``codes``, neither is an error code or a constant (``SHP-4031``, ``HTTP``)."""
     if len(word) < 3:
         return False
-    return "_" in word or _QUALIFIER.search(word) is not None or "/" in word or _CAMEL.search(word) is not None
+    if any(sep in word for sep in ("_", ".", "::", "->", "/")) or _CAMEL.search(word):
+        return True
+    if not codes:
+        return False
+    if "-" in word and any(ch.isdigit() for ch in word):
+        return True
+    return word.isupper() and any(ch.isalpha() for ch in word)
 
 
 def asked_names(query: str) -> tuple[tuple[str, ...], bool]:
@@ -79,7 +92,9 @@ def asked_names(query: str) -> tuple[tuple[str, ...], bool]:
     found: list[str] = []
     for match in _NAME.finditer(query):
         word = match.group(0).rstrip(".")
-        if not (is_code_word(word) or _TYPE_NAME.fullmatch(word)) or "/" in word:
+        # A qualified name (``App\Http``, ``Foo#bar`` too), an identifier (not an error code or a constant:
+        # ``HTTP`` is not asked for), or a capitalised type name.
+        if not (_QUALIFIER.search(word) or looks_like_identifier(word, codes=False) or _TYPE_NAME.fullmatch(word)):
             continue
         last = _QUALIFIER.split(word)[-1]
         for name in (last, word):
@@ -119,45 +134,49 @@ def _singular(word: str) -> tuple[str, ...]:
     return ()
 
 
-def mentioned_paths(query: str) -> tuple[str, ...]:
-    """File paths and dotted module paths the query names, as slash-separated paths without extension."""
+def query_identifiers(text: str) -> tuple[str, ...]:
+    """Identifier-like words (``get_model``, ``SHP-4031``) and anything in backticks, lower case, in order."""
     found: list[str] = []
-    for match in _PATH.finditer(query):
-        path = match.group(1).strip("./")
-        stem = path.rsplit(".", 1)[0]
-        if stem.count("/") >= 1 and stem not in found:
-            found.append(stem)
-    for match in _MODULE.finditer(query):
-        path = match.group(1).replace(".", "/")
-        if path not in found:
-            found.append(path)
+    for match in _IDENTIFIER.finditer(text):
+        quoted, bare = match.groups()
+        word = (quoted or bare or "").strip().strip(".,;:()")
+        if word and (quoted or looks_like_identifier(word)) and word.lower() not in found:
+            found.append(word.lower())
     return tuple(found)
 
 
-def path_mention(ref: str, mentions: Sequence[str]) -> float:
-    """1 when the query names this file: a mention whose last two parts or more are the file's last parts
-    (``.../site-packages/astropy/io/ascii/connect`` and ``astropy.io.ascii.connect`` both name
-    ``astropy/io/ascii/connect.py``), else 0. A module path may end in an attribute (``a.b.func``), so the
-    mention without its last part is tried too."""
-    if not mentions:
+def query_phrases(text: str) -> tuple[str, ...]:
+    """Phrases the query quotes: "double quoted" (3+ characters) or 'single quoted' (6+, to skip apostrophes)."""
+    found = []
+    for double, single in re.findall(r"\"([^\"]{3,})\"|'([^']{6,})'", text):
+        phrase = (double or single).strip().lower()
+        if phrase:
+            found.append(phrase)
+    return tuple(found)
+
+
+def asks_for_tests(opening: str) -> bool:
+    """The query's opening words (``opening_words``) ask about tests."""
+    return _TESTS_WANTED.search(opening) is not None
+
+
+def asks_for_examples(opening: str) -> bool:
+    """The query's opening words ask about examples, samples, demos or benchmarks."""
+    return _EXAMPLES_WANTED.search(opening) is not None
+
+
+def lexical_lean(query: str) -> float:
+    """In [0, 1]: 1 for a query of identifiers, error codes or quoted strings; 0 for a plain question."""
+    words = _LEAN_WORD.findall(query)
+    if not words:
         return 0.0
-    name = ref.rsplit("/", 1)[-1]
-    stem = ref[: len(ref) - len(name)] + (name.rsplit(".", 1)[0] if "." in name else name)
-    parts = stem.split("/")
-    for mention in mentions:
-        said = mention.split("/")
-        for candidate in (said, said[:-1]):
-            shared = _shared_tail(parts, candidate)
-            if shared >= 2:
-                return 1.0
-    return 0.0
-
-
-def _shared_tail(a: Sequence[str], b: Sequence[str]) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
+    exact = sum(1 for w in words if w[0] in '`"' or looks_like_identifier(w.strip(".,;:?!()")))
+    if exact == 0:
+        return 0.0
+    share = exact / len(words)
+    if _QUESTION.search(query.strip()) and len(words) >= 5:
+        share /= 2  # a question that names an identifier: both legs have something to say
+    return min(1.0, share * 2)
 
 
 def split_qualified(name: str) -> list[str]:
@@ -249,14 +268,17 @@ __all__ = [
     "OPENING_WORDS",
     "QTF_SATURATION",
     "asked_names",
+    "asks_for_examples",
+    "asks_for_tests",
     "compound_candidates",
     "definition_match",
+    "lexical_lean",
+    "looks_like_identifier",
     "named_file",
-    "opening_words",
-    "is_code_word",
-    "mentioned_paths",
     "named_with",
-    "path_mention",
+    "opening_words",
+    "query_identifiers",
+    "query_phrases",
     "question_words",
     "split_qualified",
     "term_weights",

@@ -21,6 +21,7 @@ from agentty_rag.index.lexical_scores import LexicalScores
 from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
 from agentty_rag.retrieve.fusion import DENSE_LED, DENSE_LED_LEXICAL_EVIDENCE, HYBRID, relative_similarities
+from agentty_rag.retrieve.parsed import ParsedQuery
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.types import Funnel, Hit
 
@@ -30,6 +31,8 @@ class Request:
     """What every stage may read of one search: the index, the query, and what candidate generation found.
 
     Args:
+        query: the query as it was read once, at the top of the search (a stage never reads its text again
+            but to quote it).
         analysis: the query's weighted terms and the names it asks for.
         lexical: the BM25 score of every chunk (and, when a stage asked for it, of every file).
         legs: each leg's candidates as (slot, score), best first: ``lexical``, and ``dense`` when it ran.
@@ -45,7 +48,7 @@ class Request:
     """
 
     index: CorpusIndex
-    query: str
+    query: ParsedQuery
     k: int
     analysis: QueryAnalysis
     lexical: LexicalScores

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.request import SearchRequest
+from agentty_rag.retrieve.parsed import ParsedQuery
 from agentty_rag.retrieve.pipeline import Retrieved
 
 
@@ -16,6 +17,7 @@ class Lookup:
 
     Args:
         request: what the search asks for (the query, ``k``, the filters).
+        parsed: the query, read once for this index's tokenizer.
         name: the index's name (``docs``, ``code``, ``mcp``).
         index: the index.
         vector: the query's embedding (None when the dense leg is not wanted or not up).
@@ -24,6 +26,7 @@ class Lookup:
     """
 
     request: SearchRequest
+    parsed: ParsedQuery
     name: str
     index: CorpusIndex
     vector: Vector | None

@@ -63,10 +63,10 @@ class Expand:
 
     def run(self, ranking: Ranking) -> Ranking:
         request = ranking.request
-        answer = self.generator.generate(prompt(request.query, searches_code(ranking)), MAX_TOKENS)
+        answer = self.generator.generate(prompt(request.query.text, searches_code(ranking)), MAX_TOKENS)
         if not answer.text:
             return skipped(ranking, "expand", answer.reason)
-        queries = rewordings(answer.text, request.query)
+        queries = rewordings(answer.text, request.query.text)
         if not queries:
             return skipped(ranking, "expand", "the generator wrote no usable rewording")
         log.debug("expand: %d rewordings in %.3f s%s", len(queries), answer.seconds, " (cached)" * answer.cached)

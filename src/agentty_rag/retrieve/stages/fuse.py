@@ -32,7 +32,7 @@ class Fuse:
         share = 0.0
         if request.hybrid:
             long = request.analysis.long
-            weights = leg_weights(request.query, self.bm25_weight, self.dense_weight, long, request.lead)
+            weights = leg_weights(request.query.lean, self.bm25_weight, self.dense_weight, long, request.lead)
             fused = rrf(request.legs, weights)
             share = dense_share(weights)
         else:

@@ -51,7 +51,7 @@ class Hyde:
 
     def run(self, ranking: Ranking) -> Ranking:
         request = ranking.request
-        answer = self.generator.generate(prompt(request.query, searches_code(ranking)), MAX_TOKENS)
+        answer = self.generator.generate(prompt(request.query.text, searches_code(ranking)), MAX_TOKENS)
         text = passage(answer.text)
         if not text:
             return skipped(ranking, "hyde", answer.reason or "the generator wrote nothing")

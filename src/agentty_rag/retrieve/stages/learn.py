@@ -112,7 +112,7 @@ class Learn:
         if not ranking.hits:
             return ranking
         rows = [row for row in read_rows(index.config.state_dir) if row.index == index.config.name]
-        prior = priors(index.term_set(request.query), rows, index.term_set, self.clock(), self.half_life_days)
+        prior = priors(request.query.term_set, rows, index.term_set, self.clock(), self.half_life_days)
         lifts = [prior.get(hit.chunk.ref, 0.0) if hit.chunk.source in LEARNABLE else 0.0 for hit in ranking.hits]
         lifted = sum(1 for lift in lifts if lift > 0)
         funnel = ranking.funnel.then("learned", lifted)

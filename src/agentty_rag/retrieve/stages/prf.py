@@ -146,7 +146,7 @@ def feedback_for(ranking: Ranking, docs: int, terms: int, force: bool = False) -
         return Expansion({}, "no lexical candidates")
     if request.analysis.names or request.analysis.long:
         return Expansion({}, "the query names what it wants" if request.analysis.names else "a long query")
-    query_terms = list(dict.fromkeys(request.index.tokenize(request.query)))
+    query_terms = list(request.query.distinct)
     if not force and first_pass_confidence(request.index, query_terms, leg) >= CONFIDENT:
         return Expansion({}, "confident first pass")
     top = leg[:docs]

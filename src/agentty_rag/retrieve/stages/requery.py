@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.fusion import rrf
+from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.rerank import rerank_pool
 from agentty_rag.source_kinds import kinds_of
@@ -31,7 +32,7 @@ def searched(request: Request, text: str) -> dict[str, list[tuple[int, float]]]:
     """``text``'s candidates from the lexical leg and, when it ran for this search, the dense leg (empty lists
     left out)."""
     index = request.index
-    analysis = analyse_query(index, text, code=index.config.scoring.rank_files)
+    analysis = analyse_query(index, parse_query(text, index.tokenizer), code=index.config.scoring.rank_files)
     found: dict[str, list[tuple[int, float]]] = {}
     if analysis.weights:
         found["lexical"] = index.lexical_scores(analysis.weights, request.allowed).leg(request.pool)
