@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -59,6 +60,57 @@ def run_module(
     )
 
 
+# The command-line tools, by the module ``python -m`` runs.
+MAINS = {"agentty_rag": "agentty_rag.cli", "agentty_rag.bench.cli": "agentty_rag.bench.cli"}
+
+
+def run_main(
+    module: str,
+    root: Path | None,
+    args: tuple[str, ...],
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    lexical: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """What ``run_module`` gives, without a new process: the tool's ``main(argv)`` called here, with the same
+    environment (no AGENTTY_* variable but ``env``, lexical unless it says otherwise), its stdout and stderr
+    captured, and its logging set up afresh as in a new process. For the tests where the process is not the
+    point; the process's own behaviour (stdio, signals, exit on a timeout) keeps ``run_module``."""
+    import contextlib
+    import importlib
+    import io
+    import logging
+
+    main = importlib.import_module(MAINS[module]).main
+    argv = [*(("--root", str(root)) if root is not None else ()), *args]
+    saved_environ, saved_cwd = dict(os.environ), Path.cwd()
+    for name in [name for name in os.environ if name.startswith("AGENTTY_")]:
+        del os.environ[name]
+    os.environ.update({**(LEXICAL if lexical else {}), **env})
+    logger = logging.getLogger()
+    saved_handlers, saved_level = logger.handlers[:], logger.level
+    logger.handlers = []  # so the tool's basicConfig writes to the captured stderr, as in its own process
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exit_:  # argparse's usage errors, --version
+                code = exit_.code
+                status = code if isinstance(code, int) else 0 if code is None else 1
+    finally:
+        os.chdir(saved_cwd)
+        for handler in logger.handlers:
+            handler.close()
+        logger.handlers = saved_handlers
+        logger.setLevel(saved_level)
+        os.environ.clear()
+        os.environ.update(saved_environ)
+    return subprocess.CompletedProcess([module, *argv], status, out.getvalue(), err.getvalue())
+
+
 def fixture_env() -> dict[str, str]:
     """Settings that point the docs index at the committed fixtures (lexical only)."""
     return {
@@ -67,6 +119,38 @@ def fixture_env() -> dict[str, str]:
         "AGENTTY_SKILLS_DIRS": str(FIXTURES / "skills"),
         "AGENTTY_MEMORY_DIR": str(FIXTURES / "memory"),
     }
+
+
+# The fake embedder (in the package) with the dense leg on: vectors and a leg-check verdict, no model server.
+FAKE_DENSE = {"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_DENSE": "1"}
+
+
+@pytest.fixture(scope="session")
+def _code_indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from agentty_rag.config import load_settings
+    from agentty_rag.service import Workspace
+
+    root = tmp_path_factory.mktemp("indexed") / "repo"
+    shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))
+    home = root.parent / "home"
+    home.mkdir()
+    workspace = Workspace(root, load_settings({**FAKE_DENSE, "HOME": str(home)}))
+    try:
+        workspace.index("code").refresh()
+        workspace.embed_all("code")  # as `agentty-rag index code` does: embeds, then makes the leg check's verdict
+    finally:
+        workspace.close()
+    return root
+
+
+@pytest.fixture
+def indexed_code(tmp_path: Path, _code_indexed_once: Path) -> Path:
+    """The committed code fixtures as `agentty-rag index code` leaves them with FAKE_DENSE (the lexical index,
+    every vector, the leg check's verdict), in this test's own folder: built once per session, then copied
+    (a copied index is fresh)."""
+    root = tmp_path / "repo"
+    shutil.copytree(_code_indexed_once, root, symlinks=True)
+    return root
 
 
 def write(root: Path, files: Mapping[str, str | bytes] | Mapping[str, str]) -> None:
@@ -159,6 +243,37 @@ class CompatServer:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(10)
+
+
+# -- stored snapshots of rendered answers ---------------------------------------------------------------------
+
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        help="write the rendered answers to tests/snapshots/ instead of comparing them (then review the diff)",
+    )
+
+
+@pytest.fixture
+def snapshot(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """``snapshot(name, text)``: ``text`` must equal ``tests/snapshots/NAME`` (a formatting change shows as a
+    diff); ``pytest --update-snapshots`` writes it instead."""
+    update = bool(request.config.getoption("--update-snapshots"))
+
+    def check(name: str, text: str) -> None:
+        path = SNAPSHOTS / name
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return
+        assert path.exists(), f"no snapshot {path.name}: run pytest --update-snapshots, then review it"
+        assert text == path.read_text(encoding="utf-8"), f"differs from {path.name} (pytest --update-snapshots)"
+
+    return check
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,23 +1,22 @@
-"""The ``agentty-rag`` command as a user runs it: a real process, real files."""
+"""The ``agentty-rag`` command as a user runs it: its ``main``, real files (the process itself is the point of
+the server's and the hook's tests)."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import CompatServer, fixture_env, free_port, run_module, write
+from tests.conftest import CompatServer, fixture_env, free_port, run_main, write
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, args, env)
+    return run_main("agentty_rag", root, args, env)
 
 
-def test_search_docs_prints_ranked_cited_passages(tmp_path: Path) -> None:
+def test_search_docs_prints_ranked_cited_passages(tmp_path: Path, snapshot: Callable[[str, str], None]) -> None:
     result = _run(
         tmp_path,
         "search-docs",
@@ -32,9 +31,7 @@ def test_search_docs_prints_ranked_cited_passages(tmp_path: Path) -> None:
         **fixture_env(),
     )
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0].startswith("search_docs · bm25 · funnel ")
-    assert lines[2].startswith("[1] docs:guide/artifacts.md:")
+    snapshot("cli_search_docs_artifacts.txt", result.stdout)
     assert result.stderr == ""
 
 
@@ -93,24 +90,13 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "unknown language 'klingon'" in result.stderr
     assert _run(tmp_path, "search-docs", "x", "-k", "0").returncode == 2
-    missing = subprocess.run(
-        [sys.executable, "-m", "agentty_rag", "--root", str(tmp_path / "nope"), "status"],
-        capture_output=True,
-        text=True,
-    )
+    missing = _run(tmp_path / "nope", "status")
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
 
 
 def _run_default_dense(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """The command with the dense leg left at its default: on, probing the default Ollama address."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | env
-    return subprocess.run(
-        [sys.executable, "-m", "agentty_rag", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    return run_main("agentty_rag", root, args, env, lexical=False)
 
 
 def test_headers_stay_quiet_when_no_embedding_server_was_configured(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import xxhash
 from agentty_rag import feedback, leg_check
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
-from tests.conftest import FIXTURES, LEXICAL, run_module, write
+from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main, run_module, write
 
 
 def _ws(root: Path, **env: str) -> Workspace:
@@ -31,7 +31,7 @@ def _ws(root: Path, **env: str) -> Workspace:
 
 
 def _cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, args, env)
+    return run_main("agentty_rag", root, args, env)
 
 
 # -- a file name that is not UTF-8, beside a .gitignore ------------------------------------------------------
@@ -96,7 +96,7 @@ def test_a_gitignore_of_thousands_of_lines_applies_every_line(tmp_path: Path) ->
 
 # -- the leg check's verdict file ------------------------------------------------------------------------------
 
-FAKE = {"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_DENSE": "1"}
+FAKE = FAKE_DENSE
 
 
 def _code_corpus(tmp_path: Path) -> Path:
@@ -119,9 +119,10 @@ def test_the_verdict_is_never_written_into_a_state_folder_that_links_out(tmp_pat
 
 
 @pytest.mark.parametrize("what", ["fifo", "/dev/zero", "deep json"])
-def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_crashes(tmp_path: Path, what: str) -> None:
-    root = _code_corpus(tmp_path)
-    assert _cli(root, "index", "code", **FAKE).returncode == 0
+def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_crashes(
+    indexed_code: Path, what: str
+) -> None:
+    root = indexed_code  # indexed with FAKE
     path = _verdict(root)
     path.unlink()
     if what == "fifo":
@@ -138,10 +139,8 @@ def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_cras
     assert "code:" in search.stdout
 
 
-def test_the_verdict_is_written_through_no_planted_temporary_link(tmp_path: Path) -> None:
-    root = _code_corpus(tmp_path)
-    assert _cli(root, "index", "code", **FAKE).returncode == 0
-    path = _verdict(root)
+def test_the_verdict_is_written_through_no_planted_temporary_link(tmp_path: Path, indexed_code: Path) -> None:
+    path = _verdict(indexed_code)
     stored = leg_check.load(path)
     assert stored is not None
     victim = tmp_path / "victim.txt"
@@ -331,7 +330,7 @@ def test_an_empty_root_makes_no_workspace_of_the_folder_the_hook_runs_in(tmp_pat
 
 
 def _init(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, ("init", *args), {}, timeout=60)
+    return run_main("agentty_rag", root, ("init", *args), {})
 
 
 @pytest.mark.parametrize("client", ["claude-code", "codex", "cursor", "vscode", "gemini"])

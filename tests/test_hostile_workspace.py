@@ -27,7 +27,7 @@ from agentty_rag.service import Workspace
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.walker import ScanResult
 from agentty_rag.state import first_time, read_mode
-from tests.conftest import LEXICAL, run_module, write
+from tests.conftest import LEXICAL, run_main, write
 
 SECRET_WORD = "zanzibarquokka"  # stands for whatever lives outside the workspace
 
@@ -418,7 +418,7 @@ def read_only() -> Iterator[Callable[[Path], None]]:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, args, {})
+    return run_main("agentty_rag", root, args, {})
 
 
 def test_a_read_only_workspace_is_searched_from_memory_and_status_always_works(

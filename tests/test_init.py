@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentty_rag import jsonc
-from tests.conftest import LEXICAL, run_module, write
+from tests.conftest import LEXICAL, run_main, write
 
 MCP_JSON = """{
     "mcpServers": {
@@ -54,7 +54,7 @@ model = "o3"
 
 
 def _init(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, ("init", *args), {})
+    return run_main("agentty_rag", root, ("init", *args), {})
 
 
 def _ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -241,15 +241,7 @@ def test_instructions_are_one_marked_block_that_uninstall_takes_out(tmp_path: Pa
 
 
 def test_init_from_a_subfolder_writes_at_the_repository_root(repo: Path) -> None:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | LEXICAL
-    result = subprocess.run(
-        [sys.executable, "-m", "agentty_rag", "init", "claude-code"],
-        cwd=repo / "src" / "app",
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    result = run_main("agentty_rag", None, ("init", "claude-code"), {}, cwd=repo / "src" / "app")
     assert result.returncode == 0, result.stderr
     assert (repo / ".mcp.json").exists() and not (repo / "src" / "app" / ".mcp.json").exists()
 
@@ -294,7 +286,7 @@ def _launcher_script(folder: Path, python: str) -> Path:
 
 
 def _init_with_path(root: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag", root, ("init", *args), {"PATH": path})
+    return run_main("agentty_rag", root, ("init", *args), {"PATH": path})
 
 
 @pytest.mark.parametrize("client", sorted(ENTRIES))

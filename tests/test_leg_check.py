@@ -92,11 +92,9 @@ def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(cor
             assert index.score_file_outside(number, emptied, weights) <= files.of_file(number) + 1e-9
 
 
-def _verdict_made(corpus: Path) -> tuple[Path, Stored]:
-    """Embed the corpus as `agentty-rag index` does, which makes the verdict: where it is kept, and what."""
-    workspace = _built(corpus)
-    workspace.embed_all("code")
-    path = verdict_path(workspace.index("code"))
+def _verdict_made(indexed: Path) -> tuple[Path, Stored]:
+    """The verdict `agentty-rag index` made for the corpus (``indexed_code``): where it is kept, and what."""
+    path = verdict_path(_ws(indexed).index("code"))
     stored = load(path)
     assert stored is not None
     return path, stored
@@ -134,11 +132,11 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     assert remade.verdict.mrr_hybrid == pytest.approx(stored.verdict.mrr_hybrid, abs=0.01)
 
 
-def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_why(corpus: Path) -> None:
-    path, stored = _verdict_made(corpus)
+def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_why(indexed_code: Path) -> None:
+    path, stored = _verdict_made(indexed_code)
     lexical = replace(stored.verdict, lead=LEXICAL, mrr_lexical=0.46, mrr_hybrid=0.41, mrr_dense=0.3)
     save(path, replace(stored, verdict=lexical))
-    later = _ws(corpus)
+    later = _ws(indexed_code)
     outcome = later.search_code("rotate the signing keys")
     # Once the index is open, a lexical verdict leaves the next queries unembedded.
     asked: list[str] = []
@@ -158,17 +156,23 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
     assert outcome.result.mode == expected
     assert outcome.text.startswith("search_code · bm25 · funnel ")  # the reason is in the structured content
     assert outcome.structured["mode"] == expected
-    lexical_only = _ws(corpus, AGENTTY_RAG_DENSE="0").search_code("rotate the signing keys")
+    lexical_only = _ws(indexed_code, AGENTTY_RAG_DENSE="0").search_code("rotate the signing keys")
     assert [h.chunk.chunk_id for h in outcome.result.hits] == [h.chunk.chunk_id for h in lexical_only.result.hits]
     # Weights the user set decide, whatever the verdict; the check can be switched off.
-    assert _ws(corpus, AGENTTY_RAG_DENSE_WEIGHT="1").search_code("rotate the signing keys").result.mode == "hybrid"
-    assert _ws(corpus, AGENTTY_RAG_LEG_CHECK="0").search_code("rotate the signing keys").result.mode == "hybrid"
+    assert (
+        _ws(indexed_code, AGENTTY_RAG_DENSE_WEIGHT="1").search_code("rotate the signing keys").result.mode == "hybrid"
+    )
+    assert _ws(indexed_code, AGENTTY_RAG_LEG_CHECK="0").search_code("rotate the signing keys").result.mode == "hybrid"
 
 
-def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(corpus: Path) -> None:
-    path, stored = _verdict_made(corpus)
+def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(indexed_code: Path) -> None:
+    path, stored = _verdict_made(indexed_code)
     save(path, replace(stored, verdict=replace(stored.verdict, lead=LEXICAL)))
-    assert _ws(corpus).search_code("retry with exponential backoff").result.mode.startswith("bm25 (dense leg not used")
+    assert (
+        _ws(indexed_code)
+        .search_code("retry with exponential backoff")
+        .result.mode.startswith("bm25 (dense leg not used")
+    )
     for stale in (
         replace(stored, profile="another-model|384||"),
         replace(stored, fusion="Fuse(bm25_weight=1.0, dense_weight=2.0)"),
@@ -176,7 +180,7 @@ def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(corpu
         replace(stored, held=tuple((slot, "changed") for slot, _ in stored.held)),
     ):
         save(path, replace(stale, verdict=replace(stored.verdict, lead=LEXICAL)))
-        later = _ws(corpus)
+        later = _ws(indexed_code)
         assert later.search_code("retry with exponential backoff").result.mode == "hybrid"
         assert "stale" in str(later.dense_status("code")["leg_check"])
 
@@ -270,12 +274,12 @@ def test_a_probe_is_searched_with_its_doc_text_hidden_everywhere_a_search_reads_
     assert all(rank in (0.0, *(1 / p for p in range(1, 11))) for rank in ranks)
 
 
-def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_says_so(corpus: Path) -> None:
-    path, stored = _verdict_made(corpus)
+def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_says_so(indexed_code: Path) -> None:
+    path, stored = _verdict_made(indexed_code)
     query = "rotate the signing keys before they expire"
-    hybrid = _ws(corpus).search_code(query, k=5)
+    hybrid = _ws(indexed_code).search_code(query, k=5)
     save(path, replace(stored, verdict=replace(stored.verdict, lead=DENSE_LED)))
-    led = _ws(corpus).search_code(query, k=5)
+    led = _ws(indexed_code).search_code(query, k=5)
     assert hybrid.result.mode in ("hybrid", "bm25 (" + stored.verdict.describe() + ")", "hybrid (dense-led)")
     assert led.result.mode == "hybrid (dense-led)"
     for explained in led.explanations:
@@ -283,4 +287,4 @@ def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_
         assert all(parts.get(name, 0.0) == 0.0 for name in ("coverage", "name", "context", "file file_bm25"))
         assert parts.get("dense", 0.0) >= 0.0
     assert any(dict(e.contributions).get("dense", 0.0) > 0 for e in led.explanations)
-    assert "dense leg leads for this corpus" in str(_ws(corpus).dense_status("code")["leg_check"])
+    assert "dense leg leads for this corpus" in str(_ws(indexed_code).dense_status("code")["leg_check"])

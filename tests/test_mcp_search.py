@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from agentty_rag.config import load_settings
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, run_module, write
+from tests.conftest import LEXICAL, run_main, write
 from tests.mcp_resources.conftest import SERVER
 
 DOCS = {
@@ -80,8 +80,8 @@ def test_the_command_line_says_why_a_server_is_missing_and_status_lists_every_se
     home = Path(os.environ["HOME"])  # the test's own empty home folder
     write(home, {".claude.json": json.dumps({"projects": {str(root): {"hasTrustDialogAccepted": True}}})})
     env = {"AGENTTY_RAG_MCP": "1", "HOME": str(home)}
-    searched = run_module("agentty_rag", root, ("search-docs", QUESTION, "-k", "3"), env)
-    status = run_module("agentty_rag", root, ("status",), env)
+    searched = run_main("agentty_rag", root, ("search-docs", QUESTION, "-k", "3"), env)
+    status = run_main("agentty_rag", root, ("status",), env)
     assert searched.returncode == 0, searched.stderr
     lines = searched.stdout.splitlines()
     assert lines[1] == BROKEN_NOTE
@@ -103,7 +103,7 @@ def test_without_the_setting_no_server_is_ever_started(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "w", {"spy": spy})
     outputs = {}
     for args in (("search-docs", "release train"), ("search-docs", "queue", "--sources", "mcp"), ("status",)):
-        result = run_module("agentty_rag", root, args, {})
+        result = run_main("agentty_rag", root, args, {})
         assert result.returncode == 0, result.stderr
         assert not marker.exists(), args
         outputs[args[-1]] = result.stdout
@@ -113,7 +113,7 @@ def test_without_the_setting_no_server_is_ever_started(tmp_path: Path) -> None:
     )
     assert "mcp:" not in outputs["status"]
     on = {"AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "spy"}
-    run_module("agentty_rag", root, ("search-docs", "release train"), on)
+    run_main("agentty_rag", root, ("search-docs", "release train"), on)
     assert marker.exists()  # the same configuration, with the setting on (and the server approved)
 
 

@@ -26,15 +26,13 @@ def fixtures_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 def test_known_passage_comes_first_with_provenance(fixtures_ws: Workspace) -> None:
     outcome = fixtures_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3)
-    header, *_ = outcome.text.split("\n")
-    assert header.startswith("search_docs · bm25 · funnel ")
     first = outcome.structured["results"][0]
     assert (first["path"], first["heading"]) == (
         "guide/configuration.md",
         "Configuring Shipyard > Reloading without a restart",
     )
     assert re.fullmatch(r"docs:guide/configuration\.md:\d+-\d+", first["provenance"])
-    assert outcome.text.split("\n")[2].startswith(f"[1] {first['provenance']} · Configuring Shipyard > Reloading")
+    # the text of this answer: tests/snapshots/search_docs_config_reload.txt (test_rendered_answers.py)
 
 
 def test_skill_and_memory_provenance_forms(fixtures_ws: Workspace) -> None:
@@ -45,7 +43,6 @@ def test_skill_and_memory_provenance_forms(fixtures_ws: Workspace) -> None:
     assert skills.structured["results"][0]["provenance"] == "skill:release-checklist"
     memory = fixtures_ws.search_docs("staging port", k=2, sources=["memory"])
     assert memory.structured["results"][0]["provenance"] == "memory:MEM-STAGING-PORT"
-    assert "\n[1] memory:MEM-STAGING-PORT · " in memory.text
 
 
 def test_scope_limits_results_inside_retrieval(fixtures_ws: Workspace) -> None:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from agentty_rag.state_dir import RULES
-from tests.conftest import run_module, write
+from tests.conftest import run_main, write
 
 
 def _git(root: Path, *args: str) -> str:
@@ -40,9 +40,9 @@ def test_after_a_search_git_status_shows_nothing_generated_under_agentty(tmp_pat
         },
     )
     for command in (("search-docs", "roll back a release"), ("search-code", "roll back"), ("proactive", "on")):
-        result = run_module("agentty_rag", tmp_path, command, {})
+        result = run_main("agentty_rag", tmp_path, command, {})
         assert result.returncode == 0, result.stderr
-    assert "docs:runbook.md" in run_module("agentty_rag", tmp_path, ("search-docs", "runbook roll back"), {}).stdout
+    assert "docs:runbook.md" in run_main("agentty_rag", tmp_path, ("search-docs", "runbook roll back"), {}).stdout
     generated = [p.name for p in (tmp_path / ".agentty").iterdir() if p.name.startswith("rag_")]
     assert any(name.endswith(".ragdb") for name in generated) and (tmp_path / ".agentty" / "settings.json").exists()
     assert _untracked(tmp_path) == [
@@ -57,7 +57,7 @@ def test_after_a_search_git_status_shows_nothing_generated_under_agentty(tmp_pat
 
 def test_a_new_agentty_folder_holds_only_ignored_files(tmp_path: Path) -> None:
     _repository(tmp_path, {"docs/a.md": "# A\n\nThe release train leaves on Tuesdays.\n"})
-    assert run_module("agentty_rag", tmp_path, ("index",), {}).returncode == 0
+    assert run_main("agentty_rag", tmp_path, ("index",), {}).returncode == 0
     assert (tmp_path / ".agentty").is_dir()
     assert _untracked(tmp_path) == ["docs/a.md"]
 
@@ -65,17 +65,17 @@ def test_a_new_agentty_folder_holds_only_ignored_files(tmp_path: Path) -> None:
 def test_a_users_own_gitignore_in_agentty_is_left_as_it_is(tmp_path: Path) -> None:
     own = "# ours\n*\n"
     _repository(tmp_path, {"docs/a.md": "# A\n\nText.\n", ".agentty/.gitignore": own})
-    assert run_module("agentty_rag", tmp_path, ("search-docs", "text"), {}).returncode == 0
+    assert run_main("agentty_rag", tmp_path, ("search-docs", "text"), {}).returncode == 0
     assert (tmp_path / ".agentty" / ".gitignore").read_text() == own
-    status = run_module("agentty_rag", tmp_path, ("status",), {}).stdout
+    status = run_main("agentty_rag", tmp_path, ("status",), {}).stdout
     assert ".agentty/.gitignore is not the one agentty-rag writes" in status
 
 
 def test_status_says_which_files_are_machine_state_and_which_to_commit(tmp_path: Path) -> None:
     _repository(tmp_path, {"docs/a.md": "# A\n\nText.\n", ".agentty/memory/port.md": "Port 8443.\n"})
-    before = run_module("agentty_rag", tmp_path, ("status",), {}).stdout
+    before = run_main("agentty_rag", tmp_path, ("status",), {}).stdout
     assert ".agentty/: no .gitignore yet" in before and not (tmp_path / ".agentty" / ".gitignore").exists()
-    run_module("agentty_rag", tmp_path, ("search-docs", "port"), {})
-    after = run_module("agentty_rag", tmp_path, ("status",), {}).stdout
+    run_main("agentty_rag", tmp_path, ("search-docs", "port"), {})
+    after = run_main("agentty_rag", tmp_path, ("status",), {}).stdout
     assert ".agentty/: indexes, locks and settings are machine state, kept out of git by .agentty/.gitignore" in after
     assert "yours to commit: ignore, knowledge/, skills/, memory/ (here: memory/)" in after

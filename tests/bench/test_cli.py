@@ -14,11 +14,11 @@ import pytest
 from agentty_rag.bench.corpus import documented_functions, first_sentence
 from agentty_rag.bench.ladder import DENSE_ONLY, DENSE_STAGES, GENERATION_RUNGS, RUNGS
 from agentty_rag.bench.run import TOKEN_BUDGETS, TOKEN_FIGURES
-from tests.conftest import FIXTURES, fixture_env, run_module, write
+from tests.conftest import FIXTURES, fixture_env, run_main, write
 
 
 def _bench(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_module("agentty_rag.bench.cli", root, args, env, timeout=300)
+    return run_main("agentty_rag.bench.cli", root, args, env)
 
 
 def _assert_report(data: dict[str, Any], corpus: str, queries: int) -> None:

@@ -18,7 +18,7 @@ from agentty_rag.config import load_settings
 from agentty_rag.mcp_resources.model import MAX_PAGES
 from agentty_rag.service import Workspace
 from agentty_rag.status_report import mcp_resources
-from tests.conftest import LEXICAL, run_module, write
+from tests.conftest import LEXICAL, run_main, run_module, write
 
 DOCS = {"docs/deploy.md": "# Deploying\n\nThe release train leaves every Tuesday.\n"}
 
@@ -37,7 +37,7 @@ def _trust_in_claude_code(root: Path) -> None:
 
 
 def _run(root: Path, *args: str, **env: str) -> str:
-    done = run_module("agentty_rag", root, args, {"AGENTTY_RAG_MCP": "1", "HOME": str(_home()), **env})
+    done = run_main("agentty_rag", root, args, {"AGENTTY_RAG_MCP": "1", "HOME": str(_home()), **env})
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout

@@ -23,7 +23,7 @@ from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.expand import Expand, prompt, rewordings
 from agentty_rag.retrieve.stages.hyde import Hyde, passage
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, OPEN_WORKSPACES, CompatServer, free_port, run_module, write
+from tests.conftest import LEXICAL, OPEN_WORKSPACES, CompatServer, free_port, run_main, write
 
 DOCS = {
     "docs/auth.md": "# Authentication\n\nEvery session cookie is signed with the server's secret key, so a "
@@ -188,7 +188,7 @@ def test_explain_shows_what_the_stages_found_for_each_hit(
     write(tmp_path, DOCS)
     server = compat_server(*ECHO)
     env = {"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_RAG_EXPAND": "1", "AGENTTY_RAG_HYDE": "1"}
-    done = run_module("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), env)
+    done = run_main("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), env)
     assert done.returncode == 0, done.stderr
     explained = done.stdout.split("\nexplain: ", 1)[1]
     assert "docs:auth.md" in explained.split("\n")[1]
@@ -293,11 +293,11 @@ def test_status_names_the_generation_stages_and_their_model(
 ) -> None:
     write(tmp_path, DOCS)
     server = compat_server(*ECHO)
-    done = run_module("agentty_rag", tmp_path, ("status",), {"AGENTTY_OLLAMA_HOST": server.host})
+    done = run_main("agentty_rag", tmp_path, ("status",), {"AGENTTY_OLLAMA_HOST": server.host})
     assert "generation:" not in done.stdout
     env = {"AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_RAG_EXPAND": "1"}
-    done = run_module("agentty_rag", tmp_path, ("status",), env)
+    done = run_main("agentty_rag", tmp_path, ("status",), env)
     assert f"generation: expand on; ready: qwen2.5:0.5b at http://{server.host}" in done.stdout
     env = {"AGENTTY_OLLAMA_HOST": _closed_host(), "AGENTTY_RAG_HYDE": "1"}
-    done = run_module("agentty_rag", tmp_path, ("status",), env)
+    done = run_main("agentty_rag", tmp_path, ("status",), env)
     assert "generation: hyde on; unavailable: connection refused at http://" in done.stdout

@@ -21,7 +21,7 @@ from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.graph import GraphExpansion
 from agentty_rag.service import Workspace
-from tests.conftest import LEXICAL, CompatServer, free_port, run_module, write
+from tests.conftest import LEXICAL, CompatServer, free_port, run_main, write
 
 DOCS = {
     "docs/security.md": "# Signing keys\n\nRotate the signing key with `shipyard keys rotate`. See the "
@@ -81,9 +81,9 @@ def test_the_stage_is_off_by_default_and_its_switch_turns_it_on() -> None:
 
 def test_a_linked_file_joins_the_candidates_and_explain_says_through_which_hit(tmp_path: Path) -> None:
     write(tmp_path, DOCS)
-    done = run_module("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), GRAPH)
+    done = run_main("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), GRAPH)
     assert done.returncode == 0, done.stderr
-    as_json = run_module("agentty_rag", tmp_path, ("search-docs", "--json", QUERY), GRAPH)
+    as_json = run_main("agentty_rag", tmp_path, ("search-docs", "--json", QUERY), GRAPH)
     assert "graph +1" in _stages(json.loads(as_json.stdout))
     assert "note: graph: built in " in done.stdout
     explained = done.stdout.split("\nexplain: ", 1)[1].split("\n")
