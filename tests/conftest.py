@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from agentty_rag.service import Workspace
+    from agentty_rag.workspace.service import Workspace
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -61,7 +61,7 @@ def run_module(
 
 
 # The command-line tools, by the module ``python -m`` runs.
-MAINS = {"agentty_rag": "agentty_rag.cli", "agentty_rag.bench.cli": "agentty_rag.bench.cli"}
+MAINS = {"agentty_rag": "agentty_rag.cli.command", "agentty_rag.bench.cli": "agentty_rag.bench.cli"}
 
 
 def run_main(
@@ -128,7 +128,7 @@ FAKE_DENSE = {"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_DENSE": "1"}
 @pytest.fixture(scope="session")
 def _code_indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from agentty_rag.config import load_settings
-    from agentty_rag.service import Workspace
+    from agentty_rag.workspace.service import Workspace
 
     root = tmp_path_factory.mktemp("indexed") / "repo"
     shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from agentty_rag import feedback, leg_check
 from agentty_rag.config import load_settings
-from agentty_rag.service import Workspace
+from agentty_rag.state import feedback
+from agentty_rag.workspace import leg_check
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main, run_module, write
 
 

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 
 from agentty_rag.chunking.code import PARSE_MAX_CHARS
+from agentty_rag.cli.inject import HookEvent, proactive_context
 from agentty_rag.config import effective_values, load_settings
 from agentty_rag.errors import BadRequest
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.inject import HookEvent, proactive_context
-from agentty_rag.service import Workspace
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.walker import ScanResult
-from agentty_rag.state import first_time, read_mode
+from agentty_rag.state.proactive import first_time, read_mode
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, run_main, write
 
 SECRET_WORD = "zanzibarquokka"  # stands for whatever lives outside the workspace
@@ -145,7 +145,7 @@ def test_without_the_posix_only_flags_files_are_still_guarded(tmp_path: Path) ->
             delattr(os, name)
         from pathlib import Path
         from agentty_rag.fsguard import UnsafeFile, open_private, read_regular, write_private
-        from agentty_rag.index.lock import exclusive
+        from agentty_rag.index.storage.lock import exclusive
         ws = Path({str(ws)!r})
         print(read_regular(str(ws / "a.txt"), str(ws), 100).decode().strip())
         write_private(ws / "b.txt", b"written")

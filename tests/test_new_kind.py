@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from agentty_rag import places
 from agentty_rag.config import load_settings
-from agentty_rag.discovery import Located
-from agentty_rag.places import KindPlaces, Opened, Places, nothing_indexed
 from agentty_rag.render import render_status, status_json
-from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, SourceSpec, Wording, kinds_of
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.text import decode
 from agentty_rag.sources.walker import ListingCache, ScanResult, SkipReport, WalkRules, scan_tree
-from agentty_rag.status_report import gather
-from agentty_rag.status_types import OneFolder, SourceFolders
+from agentty_rag.status.report import gather
+from agentty_rag.status.types import OneFolder, SourceFolders
 from agentty_rag.types import Document, FileStamp
+from agentty_rag.workspace import places
+from agentty_rag.workspace.discovery import Located
+from agentty_rag.workspace.places import KindPlaces, Opened, Places, nothing_indexed
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

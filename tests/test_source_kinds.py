@@ -7,8 +7,6 @@ from typing import get_args
 import pytest
 
 from agentty_rag.config import VARIABLES
-from agentty_rag.feedback import LEARNABLE
-from agentty_rag.request import doc_sources
 from agentty_rag.retrieve.pipeline import Filters
 from agentty_rag.server import SearchDocsArgs, input_schema
 from agentty_rag.source_kinds import (
@@ -23,8 +21,10 @@ from agentty_rag.source_kinds import (
     state_folders,
 )
 from agentty_rag.sources.watcher import relevant
-from agentty_rag.state_dir import COMMITTED
+from agentty_rag.state.feedback import LEARNABLE
+from agentty_rag.state.folder import COMMITTED
 from agentty_rag.types import Chunk
+from agentty_rag.workspace.request import doc_sources
 
 
 def test_the_registry_holds_exactly_the_kinds_chunks_may_carry() -> None:

@@ -2,7 +2,7 @@
 
 import sys
 
-from agentty_rag.cli import main
+from agentty_rag.cli.command import main
 
 # Guarded: worker processes of a large index build import this module again under another name.
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agentty_rag.bench.corpus import copy_corpus
 from agentty_rag.config import load_settings
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 FILES = {

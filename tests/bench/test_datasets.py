@@ -10,9 +10,9 @@ import pytest
 
 from agentty_rag.bench.datasets import Label, QueriesError, Query, as_tool_query, load_queries, reconcile
 from agentty_rag.config import load_settings
-from agentty_rag.request import MAX_QUERY_CHARS
-from agentty_rag.service import Workspace
 from agentty_rag.types import Hit
+from agentty_rag.workspace.request import MAX_QUERY_CHARS
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

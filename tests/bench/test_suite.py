@@ -14,7 +14,7 @@ import pytest
 from agentty_rag.bench.ladder import GENERATION_RUNGS, RUNGS
 from agentty_rag.bench.run import TOKEN_BUDGETS, TOKEN_FIGURES
 from agentty_rag.config import load_settings
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.bench.conftest import rag_bench
 from tests.conftest import FIXTURES, LEXICAL
 

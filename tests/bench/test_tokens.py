@@ -16,12 +16,12 @@ from agentty_rag.bench.metrics import MISS_TOKENS, expected_tokens, recall_withi
 from agentty_rag.bench.run import TOKEN_BUDGETS, RungResult, score_query
 from agentty_rag.budget import BudgetConfig, fit
 from agentty_rag.config import BudgetSettings, load_settings
-from agentty_rag.outcome import Outcome
 from agentty_rag.render import passage_ends, render_text
-from agentty_rag.request import ranking_request
 from agentty_rag.retrieve.pipeline import Retrieved
-from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
+from agentty_rag.workspace.outcome import Outcome
+from agentty_rag.workspace.request import ranking_request
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL
 
 tokens_lists = st.lists(st.one_of(st.none(), st.floats(0, 40_000, allow_nan=False)), max_size=30)

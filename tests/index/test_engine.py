@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.store import SCHEMA_VERSION
-from agentty_rag.service import Workspace
+from agentty_rag.index.storage.store import SCHEMA_VERSION
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 FILES = {
@@ -171,7 +171,7 @@ CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
     from agentty_rag.config import load_settings
-    from agentty_rag.service import Workspace
+    from agentty_rag.workspace.service import Workspace
     index = Workspace(Path(sys.argv[1]), load_settings({"AGENTTY_RAG_DENSE": "0"})).index("code")
     print("ready", flush=True)
     report = index.refresh(force_rebuild=sys.argv[2] == "rebuild")
@@ -310,7 +310,7 @@ def test_an_index_that_must_not_persist_writes_nothing_to_disk(tmp_path: Path) -
 def test_a_large_build_on_several_processes_equals_one_on_one_core(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentty_rag.index import ingest
+    from agentty_rag.index.storage import ingest
 
     files = {
         f"pkg/m{i:04}.py": f"def handler_{i}(request):\n    '''Serve request {i % 7} quickly.'''\n"
@@ -331,9 +331,9 @@ def test_a_large_build_on_several_processes_equals_one_on_one_core(
 def test_a_rebuild_drops_vectors_no_chunk_uses_once_they_outnumber_the_chunks(tmp_path: Path) -> None:
     import sqlite3
 
-    from agentty_rag.index.sqlite_vectors import write_vectors
-    from agentty_rag.index.store import Store
-    from agentty_rag.index.vectors import embed_hash
+    from agentty_rag.index.storage.store import Store
+    from agentty_rag.index.vectors.base import embed_hash
+    from agentty_rag.index.vectors.sqlite import write_vectors
 
     write(tmp_path, FILES)
     index = _code(tmp_path)

@@ -16,8 +16,8 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.mcp_resources.model import MAX_PAGES
-from agentty_rag.service import Workspace
-from agentty_rag.status_report import mcp_resources
+from agentty_rag.status.report import mcp_resources
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, run_main, run_module, write
 
 DOCS = {"docs/deploy.md": "# Deploying\n\nThe release train leaves every Tuesday.\n"}

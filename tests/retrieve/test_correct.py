@@ -26,8 +26,8 @@ from agentty_rag.retrieve.stages.fuse import Fuse
 from agentty_rag.retrieve.stages.prf import Feedback
 from agentty_rag.retrieve.stages.rerank import Rerank
 from agentty_rag.retrieve.stages.stitch import Stitch
-from agentty_rag.service import Workspace
 from agentty_rag.types import NOTE
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import fixture_env
 
 ADMIN = "where does the one-time admin credential come from right after a fresh Linux install?"

@@ -44,7 +44,7 @@ def test_results_do_not_depend_on_dict_or_set_iteration_order(tmp_path: Path) ->
 _EVIDENCE_SCRIPT = """
 from types import SimpleNamespace
 from agentty_rag.retrieve.features import QueryProfile
-from agentty_rag.outcome import query_evidence
+from agentty_rag.workspace.outcome import query_evidence
 # weights whose float sum depends on the order they are added in: (0.1 + 0.2) + 0.3 != 0.1 + (0.2 + 0.3)
 idf = {"alpha": 0.1, "beta": 0.2, "gamma": 0.3, "delta": 0.7, "epsilon": 1e-17, "zeta": 1e16}
 profile = QueryProfile(text=" ".join(idf), terms=tuple(idf), idf=idf)

@@ -16,7 +16,7 @@ from agentty_rag.config import load_settings, variable
 from agentty_rag.retrieve.fake_generator import FakeGenerator, echo
 from agentty_rag.retrieve.generator import BACKENDS, Generator, close_generators, generator_for
 from agentty_rag.retrieve.ollama_generator import OllamaGenerator
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, OPEN_WORKSPACES, write
 from tests.retrieve.test_generation import DOCS, QUERY
 

@@ -14,8 +14,8 @@ from agentty_rag.retrieve.features import Candidate, QueryProfile
 from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.rerank import FEATURES, FILE_FEATURES, LEXICAL_EVIDENCE, rank_files, rerank
 from agentty_rag.retrieve.stages.rerank import standings
-from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentty_rag.index.engine import FileGroups
-from agentty_rag.index.lexical_scores import LexicalScores
+from agentty_rag.index.lexical.scores import LexicalScores
 from agentty_rag.retrieve.files import best_chunk_of, chunk_sums, merge_orders, relative, top_indices
 
 

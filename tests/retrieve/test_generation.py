@@ -22,7 +22,7 @@ from agentty_rag.retrieve.ollama_generator import OllamaGenerator
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.expand import Expand, prompt, rewordings
 from agentty_rag.retrieve.stages.hyde import Hyde, passage
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, OPEN_WORKSPACES, CompatServer, free_port, run_main, write
 
 DOCS = {

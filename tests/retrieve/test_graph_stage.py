@@ -16,11 +16,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from agentty_rag.config import load_settings
-from agentty_rag.index.graph_store import forget
+from agentty_rag.index.graph.store import forget
 from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.graph import GraphExpansion
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, CompatServer, free_port, run_main, write
 
 DOCS = {

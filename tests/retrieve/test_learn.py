@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentty_rag import feedback
 from agentty_rag.config import load_settings
-from agentty_rag.feedback import Row
 from agentty_rag.render import render_explanation
 from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
@@ -19,7 +17,9 @@ from agentty_rag.retrieve.stages.fuse import Fuse
 from agentty_rag.retrieve.stages.learn import DAY_S, LIFT, Learn, decay, priors, similarity
 from agentty_rag.retrieve.stages.rerank import Rerank
 from agentty_rag.retrieve.stages.stitch import Stitch
-from agentty_rag.service import Workspace
+from agentty_rag.state import feedback
+from agentty_rag.state.feedback import Row
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 NOW = 1_800_000_000.0

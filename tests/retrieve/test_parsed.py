@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
-from agentty_rag.index.tokenize import Tokenizer
+from agentty_rag.index.lexical.tokenize import Tokenizer
 from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.query import LONG_QUERY_TERMS, OPENING_WORDS, opening_words
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL
 
 TOKENIZER = Tokenizer()

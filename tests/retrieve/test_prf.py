@@ -22,8 +22,8 @@ from agentty_rag.retrieve.stages.prf import (
     rank_fused,
     relevance_model,
 )
-from agentty_rag.service import Workspace
 from agentty_rag.types import NOTE
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL, fixture_env
 
 NGINX = "shipyard sits behind nginx and following logs keeps disconnecting"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentty_rag.index.tokenize import STOPWORDS_EN
+from agentty_rag.index.lexical.tokenize import STOPWORDS_EN
 from agentty_rag.retrieve.query import (
     asked_names,
     compound_candidates,

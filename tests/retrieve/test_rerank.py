@@ -6,12 +6,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agentty_rag.config import load_settings
-from agentty_rag.index.tokenize import Tokenizer
+from agentty_rag.index.lexical.tokenize import Tokenizer
 from agentty_rag.retrieve.features import Candidate, QueryProfile, defines_identifier, is_test_path, link_heavy
 from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.rerank import rerank
-from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

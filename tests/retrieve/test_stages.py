@@ -15,7 +15,7 @@ from agentty_rag.retrieve.stages.fuse import Fuse
 from agentty_rag.retrieve.stages.mmr import Diversify
 from agentty_rag.retrieve.stages.rerank import Rerank
 from agentty_rag.retrieve.stages.stitch import Stitch
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 

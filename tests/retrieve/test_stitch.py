@@ -5,8 +5,8 @@ from pathlib import Path
 
 from agentty_rag.config import load_settings
 from agentty_rag.retrieve.stitch import assemble, opens_members
-from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk, Hit
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 LINES = [f"line {n}" for n in range(1, 41)]

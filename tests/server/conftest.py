@@ -9,8 +9,8 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from agentty_rag.config import load_settings
-from agentty_rag.discovery import locate
 from agentty_rag.server import AppState, build_server
+from agentty_rag.workspace.discovery import locate
 from tests.conftest import LEXICAL
 
 

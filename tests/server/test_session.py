@@ -1,6 +1,6 @@
 """The server's workspace over its lifetime, over the SDK's in-memory client: opened by the lifespan, chosen
 by the client's MCP roots, closed when the server shuts down. (Found from where the command starts:
-``tests/test_server_stdio.py``.)"""
+``tests/server/test_server_stdio.py``.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pydantic import FileUrl
 
 from agentty_rag.config import load_settings
 from agentty_rag.server.session import warm_up
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 from tests.server.conftest import server, started_in
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from agentty_rag.config import load_settings
 from agentty_rag.server.upkeep import Upkeep
-from agentty_rag.service import Workspace
 from agentty_rag.sources.watcher import OVERFLOW_PATHS
-from agentty_rag.watch_state import running_server
+from agentty_rag.state.watch import running_server
+from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
 
 _MODIFIED = 2  # watchfiles.Change.modified

@@ -42,8 +42,8 @@ from agentty_rag.bench.scale import add_parser as add_scale_parser
 from agentty_rag.bench.scale import run_scale
 from agentty_rag.bench.suite import run_suite
 from agentty_rag.config import agentty_environment, effective_values, environment_without_agentty, load_settings
-from agentty_rag.request import ranking_request
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.request import ranking_request
+from agentty_rag.workspace.service import Workspace
 
 
 def _ladder_options(parser: argparse.ArgumentParser, level_default: str) -> None:

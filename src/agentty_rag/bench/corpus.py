@@ -15,10 +15,10 @@ from pathlib import Path
 from agentty_rag.bench.datasets import Label, Query
 from agentty_rag.chunking.documented import DocumentedFunction, documented_functions, first_sentence
 from agentty_rag.config import VARIABLES
-from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SourceSpec, kinds_of, source_spec
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk
+from agentty_rag.workspace.service import Workspace
 
 
 @dataclass

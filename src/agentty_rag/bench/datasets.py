@@ -33,10 +33,10 @@ from typing import Any
 from agentty_rag.chunking.code import chunk_code
 from agentty_rag.chunking.languages import spec_named
 from agentty_rag.errors import QueriesError
-from agentty_rag.request import MAX_QUERY_CHARS
-from agentty_rag.service import Workspace
 from agentty_rag.source_kinds import SOURCES, kinds_of
 from agentty_rag.types import Chunk, Document, Hit
+from agentty_rag.workspace.request import MAX_QUERY_CHARS
+from agentty_rag.workspace.service import Workspace
 
 _SPAN = re.compile(r"^(.*):(\d+)-(\d+)$")
 

@@ -20,15 +20,15 @@ from agentty_rag.bench.datasets import Query
 from agentty_rag.bench.run import Reading, RungResult, Searched, Searcher, evaluate
 from agentty_rag.config import Settings, load_settings, variable
 from agentty_rag.index.engine import CorpusIndex, RefreshReport
-from agentty_rag.outcome import Outcome
 from agentty_rag.render import passage_ends
-from agentty_rag.request import ranking_request
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.retrieve.stages import Rung as StageRung
 from agentty_rag.retrieve.stages import expand, hyde
 from agentty_rag.retrieve.stages import rungs as stage_rungs
-from agentty_rag.service import Workspace
 from agentty_rag.types import Chunk
+from agentty_rag.workspace.outcome import Outcome
+from agentty_rag.workspace.request import ranking_request
+from agentty_rag.workspace.service import Workspace
 
 Progress = Callable[[str], None]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentty_rag.bench.datasets import Query
-from agentty_rag.request import ranking_request
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.request import ranking_request
+from agentty_rag.workspace.service import Workspace
 
 # Token-economy rows: each lever switched off alone, all off, and all on (the default), on one ranking.
 LEVERS: dict[str, dict[str, object]] = {

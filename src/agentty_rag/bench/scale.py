@@ -36,7 +36,7 @@ from agentty_rag.bench.ladder import Target
 from agentty_rag.bench.metrics import percentile
 from agentty_rag.bench.report import columns, machine, machine_line, write_json
 from agentty_rag.config import agentty_environment, environment_without_agentty
-from agentty_rag.request import code_request, ranking_request
+from agentty_rag.workspace.request import code_request, ranking_request
 
 # The settings every scale run uses on top of the user's: BM25 mode.
 LEXICAL = {"AGENTTY_RAG_DENSE": "0"}

@@ -48,7 +48,7 @@ from agentty_rag.bench.report import (
 )
 from agentty_rag.bench.run import TOKEN_FIGURES, QueryScore, RungResult
 from agentty_rag.config import agentty_environment, effective_values, load_settings
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.service import Workspace
 
 # Figures a macro mean averages (the token figures too, where the rung measured them); the latency
 # percentiles are taken over the pooled queries instead.

@@ -26,19 +26,19 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.definition import IndexConfig, Progress
-from agentty_rag.index.dense import Embedder, EmbeddingProfile
-from agentty_rag.index.freshness import Freshness
-from agentty_rag.index.lexical_scores import LexicalScores
-from agentty_rag.index.lexical_search import LexicalSearch
-from agentty_rag.index.manifest import Scan, diff, scan, stale_reason
-from agentty_rag.index.mirror import Mirror
-from agentty_rag.index.notes import Notes
-from agentty_rag.index.refresh import RefreshReport, update
-from agentty_rag.index.status import changes, indexed_files, skipped, status_of
-from agentty_rag.index.tokenize import Tokenizer
-from agentty_rag.index.vectors import best_of, embed_text
-from agentty_rag.index.views import FileGroups
+from agentty_rag.index.lexical.scores import LexicalScores
+from agentty_rag.index.lexical.search import LexicalSearch
+from agentty_rag.index.lexical.tokenize import Tokenizer
+from agentty_rag.index.storage.definition import IndexConfig, Progress
+from agentty_rag.index.storage.freshness import Freshness
+from agentty_rag.index.storage.manifest import Scan, diff, scan, stale_reason
+from agentty_rag.index.storage.mirror import Mirror
+from agentty_rag.index.storage.notes import Notes
+from agentty_rag.index.storage.refresh import RefreshReport, update
+from agentty_rag.index.storage.status import changes, indexed_files, skipped, status_of
+from agentty_rag.index.storage.views import FileGroups
+from agentty_rag.index.vectors.base import best_of, embed_text
+from agentty_rag.index.vectors.dense import Embedder, EmbeddingProfile
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
 

@@ -1,4 +1,4 @@
-"""The Ollama HTTP client the embedder (``index/ollama_embedder.py``) and the generator
+"""The Ollama HTTP client the embedder (``index/vectors/ollama_embedder.py``) and the generator
 (``retrieve/ollama_generator.py``) share: where the server is, a client with bounded timeouts, a plain TCP check
 that finds a closed port without the HTTP stack, and why a request failed, in words.
 

@@ -7,7 +7,7 @@ Each generated page is hand-written prose with one generated part between two ma
 * ``docs/benchmarks.md``: the benchmark tables, from the result files ``docs/benchmarks/*.json``.
 
 ``python -m agentty_rag.reference`` rewrites every generated part in place; ``--check`` only says which
-pages differ (``tests/test_reference.py`` fails on the same). This is maintainers' tooling: it reads the
+pages differ (``tests/reference/test_reference.py`` fails on the same). This is maintainers' tooling: it reads the
 repository's files, and nothing at run time imports it.
 """
 
@@ -27,7 +27,7 @@ END = "<!-- end of the generated part -->"
 
 def _cli_part(root: Path) -> str:
     from agentty_rag.bench.cli import _parser as bench_parser
-    from agentty_rag.cli_parts.parser import parser as main_parser
+    from agentty_rag.cli.parser import parser as main_parser
 
     return cli_reference([main_parser(), bench_parser()])
 

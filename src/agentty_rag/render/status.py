@@ -14,8 +14,8 @@ from typing import Any
 
 from agentty_rag.config import VARIABLES
 from agentty_rag.source_kinds import SourceSpec, kinds_of
-from agentty_rag.state_dir import COMMITTED
-from agentty_rag.status_types import (
+from agentty_rag.state.folder import COMMITTED
+from agentty_rag.status.types import (
     Folders,
     FoundFolder,
     IndexPreview,

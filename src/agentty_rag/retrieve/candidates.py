@@ -11,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.fields import name_term
-from agentty_rag.index.lexical_scores import LexicalScores
-from agentty_rag.index.tokenize import path_words
+from agentty_rag.index.lexical.fields import name_term
+from agentty_rag.index.lexical.scores import LexicalScores
+from agentty_rag.index.lexical.tokenize import path_words
 from agentty_rag.retrieve.features import Candidate, QueryProfile, own_name
 from agentty_rag.retrieve.files import CHUNK_SUM_POOL, FILE_POOL, best_chunk_of, chunk_sums, sums_by_file
 from agentty_rag.retrieve.parsed import ParsedQuery

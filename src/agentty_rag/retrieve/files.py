@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.index.lexical_scores import LexicalScores, relative, top_indices
+from agentty_rag.index.lexical.scores import LexicalScores, relative, top_indices
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ import xxhash
 from agentty_rag.chunking.documented import DocumentedFunction, documented_functions
 from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.vectors import embed_hash
+from agentty_rag.index.vectors.base import embed_hash
 from agentty_rag.retrieve.legs import Probe
 from agentty_rag.types import Chunk
 

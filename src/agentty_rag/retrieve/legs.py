@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.lexical_scores import LexicalScores
+from agentty_rag.index.lexical.scores import LexicalScores
+from agentty_rag.index.vectors.dense import Vector
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.parsed import parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, search

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from agentty_rag.index.tokenize import STOPWORDS_EN, Tokenizer
+from agentty_rag.index.lexical.tokenize import STOPWORDS_EN, Tokenizer
 from agentty_rag.retrieve.query import (
     LONG_QUERY_TERMS,
     OPENING_WORDS,

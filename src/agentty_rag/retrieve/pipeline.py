@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.vectors import best_of
+from agentty_rag.index.vectors.base import best_of
 from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexical_alone
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.features import QueryProfile, coverage

@@ -15,9 +15,9 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.lexical_scores import LexicalScores
+from agentty_rag.index.lexical.scores import LexicalScores
+from agentty_rag.index.vectors.dense import Vector
 from agentty_rag.retrieve.candidates import FileEvidence, QueryAnalysis, candidates_for, profile_query
 from agentty_rag.retrieve.features import Candidate, QueryProfile
 from agentty_rag.retrieve.fusion import DENSE_LED, DENSE_LED_LEXICAL_EVIDENCE, HYBRID, relative_similarities

@@ -22,10 +22,9 @@ from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, CallToolResult, ListRoot
 from pydantic import Field
 
 from agentty_rag import __version__
+from agentty_rag.cli.inject import HookEvent, proactive_context
 from agentty_rag.config import Settings
-from agentty_rag.discovery import Located
 from agentty_rag.errors import AgenttyError
-from agentty_rag.inject import HookEvent, proactive_context
 from agentty_rag.server.contract import (
     CONTEXT_FOR_DESCRIPTION,
     INSTRUCTIONS,
@@ -41,7 +40,8 @@ from agentty_rag.server.contract import (
 from agentty_rag.server.session import AppState, Session
 from agentty_rag.server.web import http_app
 from agentty_rag.server.wire import guarded_stdio
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.discovery import Located
+from agentty_rag.workspace.service import Workspace
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentty_rag.places import Places
-from agentty_rag.request import MAX_K, SearchRequest, code_request, docs_request
 from agentty_rag.source_kinds import DocsChoice, choice_names
+from agentty_rag.workspace.places import Places
+from agentty_rag.workspace.request import MAX_K, SearchRequest, code_request, docs_request
 
 INSTRUCTIONS = """\
 agentty-rag searches this project's knowledge at a low token cost.

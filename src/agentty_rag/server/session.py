@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentty_rag.config import Settings
-from agentty_rag.discovery import Located, from_roots
 from agentty_rag.errors import AgenttyError
-from agentty_rag.places import index_names
 from agentty_rag.server.upkeep import Upkeep
-from agentty_rag.service import Workspace
+from agentty_rag.workspace.discovery import Located, from_roots
+from agentty_rag.workspace.places import index_names
+from agentty_rag.workspace.service import Workspace
 
 log = logging.getLogger(__name__)
 

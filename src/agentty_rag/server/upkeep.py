@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import threading
 
-from agentty_rag import watch_state
 from agentty_rag.errors import AgenttyError
-from agentty_rag.places import index_names
-from agentty_rag.service import Workspace
 from agentty_rag.sources.watcher import TreeWatcher, WatchFunction
+from agentty_rag.state import watch as watch_state
+from agentty_rag.workspace.places import index_names
+from agentty_rag.workspace.service import Workspace
 
 log = logging.getLogger(__name__)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentty_rag.budget import BudgetConfig
-from agentty_rag.outcome import Outcome, answer
-from agentty_rag.request import SearchRequest
 from agentty_rag.retrieve.merge import merge_retrieved
 from agentty_rag.retrieve.pipeline import Retrieved
 from agentty_rag.types import Funnel, SearchResult
 from agentty_rag.workspace.attempt import Attempt
+from agentty_rag.workspace.outcome import Outcome, answer
+from agentty_rag.workspace.request import SearchRequest
 
 
 def outcome_of(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentty_rag.index.dense import Vector
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.request import SearchRequest
+from agentty_rag.index.vectors.dense import Vector
 from agentty_rag.retrieve.parsed import ParsedQuery
 from agentty_rag.retrieve.pipeline import Retrieved
+from agentty_rag.workspace.request import SearchRequest
 
 
 @dataclass(frozen=True)

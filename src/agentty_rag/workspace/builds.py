@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentty_rag.errors import AgenttyError, IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.lock import held as lock_held
+from agentty_rag.index.storage.lock import held as lock_held
 
 log = logging.getLogger(__name__)
 

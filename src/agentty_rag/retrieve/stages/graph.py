@@ -28,8 +28,8 @@ import numpy as np
 
 from agentty_rag.config import Settings
 from agentty_rag.errors import AgenttyError
-from agentty_rag.index.graph import Graph
-from agentty_rag.index.graph_store import graph_of
+from agentty_rag.index.graph.model import Graph
+from agentty_rag.index.graph.store import graph_of
 from agentty_rag.retrieve.ranking import Ranking, Request
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
 from agentty_rag.retrieve.stages.requery import fused_by_rank, skipped

@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from agentty_rag.config import Settings
-from agentty_rag.feedback import LEARNABLE, Row, read_rows
 from agentty_rag.retrieve.ranking import Ranking, reordered
 from agentty_rag.retrieve.rerank import Reranked
 from agentty_rag.retrieve.stages.kind import Rung, StageKind
+from agentty_rag.state.feedback import LEARNABLE, Row, read_rows
 
 # The most a prior lifts a passage, as a share of the pool's score range; and the least similarity that counts.
 LIFT = 0.2

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.keywords import keywords_for
+from agentty_rag.index.lexical.keywords import keywords_for
 from agentty_rag.retrieve.confidence import retrieval_confidence
 from agentty_rag.retrieve.fusion import rrf
 from agentty_rag.retrieve.ranking import Ranking

@@ -1,0 +1,272 @@
+"""``agentty-rag``: serve the MCP tools, search from the terminal, build and inspect the indexes.
+
+Only ``serve`` imports the MCP SDK: searching and indexing from the terminal stay quick to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentty_rag.cli.hook import run_feedback, run_hook
+from agentty_rag.cli.parser import parser as _parser
+from agentty_rag.config import Settings, load_settings
+from agentty_rag.errors import AgenttyError, BadRequest
+from agentty_rag.workspace.discovery import EMPTY_ROOT, Located, locate
+
+log = logging.getLogger("agentty_rag")
+
+
+def _setup_logging(settings: Settings) -> None:
+    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(), format="agentty-rag: %(message)s")
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+
+
+class _Progress:
+    """Progress on stderr while an index is built: the phase (scanning, parsing, writing, embedding), how far,
+    the rate and the time left. Drawn only on a terminal."""
+
+    UNITS = {"parsing": "file", "embedding": "chunk"}
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.phase = ""
+        self.bar: Any = None
+        self.start = 0  # where the phase's count began (embedding resumes from the chunks already embedded)
+
+    def __call__(self, done: int, total: int, phase: str) -> None:
+        from tqdm import tqdm
+
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            unit = self.UNITS.get(phase, "file")
+            self.bar = tqdm(
+                total=total or None,
+                desc=f"{self.name}: {phase}",
+                unit=f" {unit}s",
+                file=sys.stderr,
+                disable=None,  # off when stderr is not a terminal
+                leave=False,
+                dynamic_ncols=True,
+            )
+            self.start = done if phase == "embedding" else 0
+        if self.bar is not None:
+            if phase == "embedding":
+                self.bar.total = max(total - self.start, 0)
+                done -= self.start
+            self.bar.update(max(done - self.bar.n, 0))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
+    """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed."""
+    from agentty_rag.render import counted
+    from agentty_rag.status.report import preview
+
+    names = ("docs", "code") if which == "all" else (which,)
+    if dry_run:
+        print(preview(workspace, names))
+        print("(dry run: nothing indexed)")
+        return 0
+    for name in names:
+        index = workspace.index(name)
+        no_docs = name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled
+        if no_docs:
+            print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
+        progress = _Progress(name)
+        try:
+            report = index.refresh(force_rebuild=rebuild, progress=progress)
+        finally:
+            progress.close()
+        what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
+        if no_docs and index.n_files == 0:
+            continue  # no skills or memory either: the line above said it all
+        print(
+            f"{name}: {what} — {counted(index.n_files, 'file')}, {counted(index.n_chunks, 'chunk')} "
+            f"({report.added} added, {report.changed} changed, {report.removed} removed, "
+            f"{report.rechunked_files} re-chunked) in {report.seconds:.2f} s"
+        )
+        skipped = index.skipped()
+        if skipped.total:
+            print(f"{name}: {skipped.summary()} — `agentty-rag status` lists them")
+        if workspace.dense.ensure().state == "ready":
+            progress = _Progress(name)
+            started = time.monotonic()
+            try:
+                embedded = workspace.embed_all(name, progress)
+            finally:
+                progress.close()
+            have, live = index.vector_coverage()
+            print(
+                f"{name}: embedded {embedded} chunks in {time.monotonic() - started:.2f} s — "
+                f"{have} of {live} have vectors ({workspace.dense.describe()})"
+            )
+            if name == "code":
+                print(f"{name}: leg check: {workspace.dense_status(name)['leg_check']}")
+    if workspace.dense.status.state != "ready":
+        print(f"dense: {workspace.dense.describe()}")
+    return 0
+
+
+def _proactive(workspace: Any, mode: str | None) -> int:
+    from agentty_rag.cli.inject import effective_mode
+    from agentty_rag.state.proactive import read_mode, write_mode
+
+    if mode is not None:
+        try:
+            write_mode(workspace.state_dir, mode)
+        except OSError as error:  # a link out, a read-only folder: said in one line, nothing written
+            print(f"agentty-rag: the proactive mode could not be saved: {error}", file=sys.stderr)
+            return 1
+        print(f"proactive injection: {mode} (saved in {workspace.state_dir / 'settings.json'})")
+    saved, problem = read_mode(workspace.state_dir)
+    if problem:
+        print(f"agentty-rag: {problem}", file=sys.stderr)
+    current, _ = effective_mode(workspace)
+    if mode is None:
+        print(f"proactive injection: {current}")
+    if workspace.settings.proactive is not None and current != saved:
+        print(f"(AGENTTY_RAG_PROACTIVE={int(workspace.settings.proactive)} overrides the saved mode {saved})")
+    return 0
+
+
+# What ``serve`` says when a person starts it in a terminal: it still serves, but nobody there speaks MCP.
+ON_A_TERMINAL = (
+    "agentty-rag serve: an MCP server speaks JSON-RPC on stdin/stdout, so an MCP client starts it "
+    "(`agentty-rag init claude-code|codex|cursor|vscode|...` adds it to one); serving anyway, Ctrl-C stops it"
+)
+
+
+def _on_a_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (OSError, ValueError):  # a closed stdin
+        return False
+
+
+def _serve(args: argparse.Namespace, located: Located, settings: Settings) -> int:
+    """Run the MCP server; with no usable start folder it still runs, and waits for the client's roots."""
+    from agentty_rag.server import port_problem, serve
+
+    if located.root is None:
+        if located.how == "--root":
+            print(f"agentty-rag: {located.problem}", file=sys.stderr)
+            return 2
+        log.warning("%s; serving anyway, for a client that sends MCP roots", located.problem)
+    elif located.found_elsewhere:
+        log.info("workspace %s (%s above %s)", located.root, located.how, located.start)
+    if args.transport == "stdio" and _on_a_terminal(sys.stdin):
+        print(ON_A_TERMINAL, file=sys.stderr, flush=True)
+    if args.transport == "http":
+        problem = port_problem(args.host, args.port)
+        if problem:
+            print(f"agentty-rag: {problem}", file=sys.stderr)
+            return 1
+    try:
+        serve(located, settings, args.transport, args.host, args.port)
+    except BadRequest as error:  # a non-loopback bind without a bearer token
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _search(args: argparse.Namespace, workspace: Any) -> int:
+    from agentty_rag.workspace.request import code_request, docs_request
+
+    query = " ".join(args.query)
+    if args.command == "search-docs":
+        sources = [s for s in args.sources.split(",") if s.strip()] if args.sources else None
+        request = docs_request(workspace.places, query, args.k, args.scope, sources, wait_s=3600)
+    else:
+        request = code_request(workspace.places, query, args.k, args.scope, args.language, wait_s=3600)
+    outcome = workspace.search(request)
+    print(json.dumps(outcome.structured, indent=2, ensure_ascii=False) if args.json else outcome.text)
+    if args.explain:
+        from agentty_rag.render import render_explanation
+
+        print("\n" + render_explanation(outcome.explanations, found_by=outcome.found_by, legs=outcome.legs))
+    return 0
+
+
+def _status(args: argparse.Namespace, workspace: Any, located: Located) -> int:
+    from agentty_rag.render import render_status, status_json
+    from agentty_rag.status.report import gather
+
+    report = gather(workspace, located)
+    print(json.dumps(status_json(report), indent=2) if args.json else render_status(report, args.verbose))
+    return 0
+
+
+def _run(args: argparse.Namespace, workspace: Any, located: Located, settings: Settings) -> int:
+    """A command that works on the workspace's indexes or settings; returns the exit status."""
+    if args.command in ("search-docs", "search-code"):
+        return _search(args, workspace)
+    if args.command == "index":
+        return _index(workspace, args.which, args.rebuild, args.dry_run)
+    if args.command == "proactive":
+        return _proactive(workspace, args.mode)
+    if args.command == "init":
+        from agentty_rag.cli.init import run_init
+
+        return run_init(args, workspace.root, settings)
+    if args.command == "status":
+        return _status(args, workspace, located)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``agentty-rag`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    settings = load_settings()
+    _setup_logging(settings)
+    if args.command is None:
+        _parser().print_help(sys.stderr)
+        return 2
+    if args.command in ("inject", "feedback"):
+        return (run_hook if args.command == "inject" else run_feedback)(args, settings)
+    if args.root == EMPTY_ROOT:
+        print("agentty-rag: --root is empty; give the project folder", file=sys.stderr)
+        return 2
+    if args.root is not None and not args.root.expanduser().is_dir():
+        print(f"agentty-rag: --root {args.root} is not a folder", file=sys.stderr)
+        return 2
+    located = locate(Path.cwd(), settings.home, args.root)
+    if args.command == "serve":
+        return _serve(args, located, settings)
+    if located.root is None:
+        print(f"agentty-rag: {located.problem}", file=sys.stderr)
+        return 2
+    from agentty_rag.workspace.service import Workspace
+
+    workspace = Workspace(located.root, settings, start=located.start)
+    try:
+        return _run(args, workspace, located, settings)
+    except BadRequest as error:
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 2
+    except AgenttyError as error:
+        print(f"agentty-rag: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        workspace.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,1 +1,0 @@
-"""The command line's parts beside ``agentty_rag.cli``: its arguments."""

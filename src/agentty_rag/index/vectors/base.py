@@ -1,0 +1,163 @@
+"""Where an index keeps its embeddings: the ``VectorStore`` seam, what is embedded for a chunk, and exact
+cosine search in memory.
+
+A ``VectorStore`` holds the vectors of one embedding profile by chunk id (the chunk's slot in the index), and
+speaks ids only. The index asks it to ``load`` what is stored after it opens and after each commit, to ``drop``
+the chunks that left, which chunks are still ``missing`` a vector (and to ``put`` their vectors once embedded),
+and, while it searches, for the ``similarities`` of the chunks it may return (in the order it asks;
+``best_of`` takes a search's candidates from them) and the ``coverage``. A ``VectorBackend`` makes stores
+(``vector_stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
+(``sqlite_vectors.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
+unchanged chunk is never embedded twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from agentty_rag.index.vectors.dense import EmbeddingProfile
+from agentty_rag.types import Chunk
+
+if TYPE_CHECKING:
+    from agentty_rag.index.storage.store import Store
+
+Matrix = npt.NDArray[np.float32]
+Ids = npt.NDArray[np.intp]
+# Characters of a chunk that are embedded: the head of a long chunk says what it is about.
+_EMBEDDED_CHARS = 4000
+
+
+def embed_text(chunk: Chunk) -> str:
+    """What is embedded for a chunk: where it is (path, heading or symbol path), then its text."""
+    where = chunk.symbol or chunk.context
+    head = f"{chunk.ref} · {where}" if where else chunk.ref
+    return f"{head}\n{chunk.text}"[:_EMBEDDED_CHARS]
+
+
+def embed_hash(chunk: Chunk) -> str:
+    """The hash of ``embed_text``: chunks with the same hash share a vector."""
+    return xxhash.xxh3_128_hexdigest(embed_text(chunk).encode("utf-8", "surrogatepass"))
+
+
+class VectorStore(Protocol):
+    """The vectors of one embedding profile, by chunk id, with exact similarities to a query."""
+
+    def load(self, ids: Sequence[int] | None = None) -> None:
+        """Take in the stored vectors of the chunks ``ids`` (of every chunk when None, replacing what is held)."""
+        ...
+
+    def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
+        """Keep new vectors (unit rows) of chunks, given by id and by the ``embed_hash`` of their text."""
+        ...
+
+    def drop(self, ids: Sequence[int]) -> None:
+        """Forget the vectors of chunks that left the index."""
+        ...
+
+    def missing(self, limit: int) -> list[int]:
+        """Up to ``limit`` ids of chunks with no vector yet, in id order."""
+        ...
+
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
+        """The cosine similarity of each chunk of ``ids`` (ascending) to ``query`` (a unit vector), in that
+        order: NaN for a chunk with no vector."""
+        ...
+
+    def coverage(self, ids: Ids) -> int:
+        """How many of the chunks ``ids`` have a vector."""
+        ...
+
+
+class VectorBackend(Protocol):
+    """Makes the ``VectorStore`` of a profile over an index's database, and keeps the vectors of every profile.
+
+    A new backend is one module implementing this (a class whose constructor makes the store will do), plus
+    its line in ``vector_stores.VECTOR_STORES``.
+    """
+
+    def __call__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> VectorStore:
+        """The store of ``profile``'s vectors; ``database`` is the index database as it is now."""
+        ...
+
+    def held(self, database: Store) -> bool:
+        """Whether any vector is kept (of any profile): a dense leg was in use for this index."""
+        ...
+
+    def imported(self, database: Store, other: Path) -> int:
+        """Take every vector another index database keeps that this one lacks; returns how many."""
+        ...
+
+    def prune(self, database: Store) -> None:
+        """Forget vectors no live chunk uses any more (after a rebuild or a compaction)."""
+        ...
+
+
+class DenseIndex:
+    """Unit vectors by chunk id, and exact cosine similarities of the ones asked for."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.matrix: Matrix = np.zeros((0, dimension), np.float32)
+        self.present = np.zeros(0, bool)
+
+    def _grow(self, capacity: int) -> None:
+        if capacity <= len(self.present):
+            return
+        size = max(capacity, 2 * len(self.present), 64)
+        matrix = np.zeros((size, self.dimension), np.float32)
+        matrix[: len(self.matrix)] = self.matrix
+        present = np.zeros(size, bool)
+        present[: len(self.present)] = self.present
+        self.matrix, self.present = matrix, present
+
+    def put(self, ids: list[int], vectors: Matrix) -> None:
+        if not ids:
+            return
+        self._grow(max(ids) + 1)
+        self.matrix[ids] = vectors
+        self.present[ids] = True
+
+    def drop(self, ids: Sequence[int]) -> None:
+        for chunk in ids:
+            if chunk < len(self.present):
+                self.present[chunk] = False
+
+    def _held(self, ids: Ids) -> npt.NDArray[np.bool_]:
+        """Which of ``ids`` have a vector."""
+        within = ids < len(self.present)
+        within[within] = self.present[ids[within]]
+        return within
+
+    def count(self, ids: Ids) -> int:
+        return int(self._held(ids).sum())
+
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
+        """The cosine similarity of each of ``ids`` (ascending) to ``query`` (a unit vector), in that order; NaN
+        for one with no vector."""
+        held = self._held(ids)
+        out = np.full(len(ids), np.nan, np.float32)
+        rows = ids[held]
+        if len(rows):
+            out[held] = self.matrix[rows] @ query.reshape(-1).astype(np.float32)
+        return out
+
+
+def best_of(similarities: Matrix, pool: int) -> list[tuple[int, float]]:
+    """The ``pool`` best (slot, similarity) pairs of a similarity per slot (NaN: not a candidate), best first,
+    ties by slot."""
+    slots = np.flatnonzero(~np.isnan(similarities))
+    if len(slots) == 0 or pool <= 0:
+        return []
+    scores = similarities[slots]
+    if len(slots) > pool:  # everything that ties with the pool's last member, so that ties go by slot
+        cut = np.partition(scores, len(scores) - pool)[len(scores) - pool]
+        keep = np.flatnonzero(scores >= cut)
+        slots, scores = slots[keep], scores[keep]
+    order = np.lexsort((slots, -scores))[:pool]
+    return [(int(slots[i]), float(scores[i])) for i in order]

@@ -1,0 +1,172 @@
+"""The ``VectorStore`` kept in the index database (the ``sqlite`` backend of ``vector_stores``), and the upkeep
+of its ``vectors`` table.
+
+``vectors(profile, hash, vector)`` holds float16 embeddings keyed by embedding profile and the hash of the
+embedded text (``embed_hash``, a column of every chunk), so an unchanged chunk is never embedded twice and a
+new model invalidates vectors only. Every vector ends with its checksum: a damaged page changes bytes without
+any SQLite error. Searching runs over a ``DenseIndex`` in memory, filled from the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.storage.store import Store
+from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
+from agentty_rag.index.vectors.dense import EmbeddingProfile
+
+_VECTOR_SUM_BYTES = 8
+
+
+def seal_vector(vector: bytes) -> bytes:
+    """A vector's bytes followed by their checksum."""
+    return vector + xxhash.xxh3_64_digest(vector)
+
+
+def open_vector(sealed: bytes) -> bytes:
+    """The vector bytes of a sealed blob; ``IndexCorrupt`` when they do not match their checksum."""
+    vector, sum_bytes = sealed[:-_VECTOR_SUM_BYTES], sealed[-_VECTOR_SUM_BYTES:]
+    if len(sealed) <= _VECTOR_SUM_BYTES or xxhash.xxh3_64_digest(vector) != sum_bytes:
+        raise IndexCorrupt("a stored vector does not match its checksum")
+    return vector
+
+
+class SqliteVectors:
+    """The vectors of one profile in the index database, searched in memory.
+
+    Args:
+        database: the index database as it is now (it is replaced when the index is rebuilt after corruption).
+        profile: the embedding profile (its key names the vectors, its dimension their length).
+    """
+
+    def __init__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> None:
+        self._store = database
+        self.profile = profile.key
+        self.dimension = profile.dimension
+        self._dense: DenseIndex | None = None
+
+    # -- the backend's upkeep of the table, for every profile ---------------------------------------------
+
+    @staticmethod
+    def held(database: Store) -> bool:
+        return has_vectors(database)
+
+    @staticmethod
+    def imported(database: Store, other: Path) -> int:
+        return import_vectors(database, other)
+
+    @staticmethod
+    def prune(database: Store) -> None:
+        prune_vectors(database)
+
+    # -- the store of one profile -------------------------------------------------------------------------
+
+    def load(self, ids: Sequence[int] | None = None) -> None:
+        store = self._store()
+        if ids is None or self._dense is None:
+            self._dense = DenseIndex(self.dimension)
+            rows = stored_vectors(store, self.profile)
+        else:
+            rows = stored_vectors(store, self.profile, ids) if ids else []
+        self._hold(rows)
+
+    def _hold(self, rows: list[tuple[int, bytes]]) -> None:
+        assert self._dense is not None
+        if not rows:
+            return
+        ids = [chunk for chunk, _ in rows]
+        matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
+        if matrix.shape[1] != self._dense.dimension:
+            return  # vectors of another dimension under the same profile key cannot happen; ignore them
+        self._dense.put(ids, matrix)
+
+    def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
+        """Store the vectors (as float16) and search them at once (as given: rounding comes with the next load)."""
+        blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, h in enumerate(hashes)]
+        write_vectors(self._store(), self.profile, blobs)
+        if self._dense is not None:
+            self._dense.put(list(ids), vectors)
+
+    def drop(self, ids: Sequence[int]) -> None:
+        if self._dense is not None:
+            self._dense.drop(ids)
+
+    def missing(self, limit: int) -> list[int]:
+        query = (
+            "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
+        )
+        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
+
+    def similarities(self, query: Matrix, ids: Ids) -> Matrix:
+        if self._dense is None:
+            return np.full(len(ids), np.nan, np.float32)
+        return self._dense.similarities(query, ids)
+
+    def coverage(self, ids: Ids) -> int:
+        return 0 if self._dense is None else self._dense.count(ids)
+
+
+def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
+    """(slot, float16 vector bytes) of every live chunk (or of ``slots``) with a vector for ``profile``."""
+    join = "SELECT c.slot, v.vector FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash"
+    if slots is None:
+        rows = store.run(join, (profile,))
+    else:
+        rows = list(store.rows_in(join + " WHERE c.slot IN ({marks})", slots, profile))
+    return [(slot, open_vector(sealed)) for slot, sealed in rows]
+
+
+def write_vectors(store: Store, profile: str, rows: Iterable[tuple[str, bytes]]) -> None:
+    """Store vectors in their own transaction. The generation is not bumped: vectors never change what
+    BM25 holds, so other processes need not reload; they read vectors when they next load them."""
+    with store.immediate():
+        store.run_many(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", [(profile, h, seal_vector(v)) for h, v in rows]
+        )
+
+
+def import_vectors(store: Store, other: Path) -> int:
+    """Copy every vector of another index database that this one lacks (same profile and text hash)."""
+    with store.serialized():
+        before = store.run("SELECT COUNT(*) FROM vectors")[0][0]
+        store.run("ATTACH DATABASE ? AS other", (str(other),))
+        try:
+            store.run("BEGIN IMMEDIATE")
+            store.run("INSERT OR IGNORE INTO vectors SELECT profile, hash, vector FROM other.vectors")
+            store.run("COMMIT")
+        finally:
+            store.run("DETACH DATABASE other")
+        after = store.run("SELECT COUNT(*) FROM vectors")[0][0]
+    return int(after - before)
+
+
+def prune_vectors(store: Store) -> None:
+    """Drop vectors no live chunk uses (kept until the table is twice the live chunks: reverts reuse them)."""
+    with store.serialized():
+        count = store.run("SELECT COUNT(*) FROM vectors")[0][0]
+        live = store.run("SELECT COUNT(*) FROM chunks")[0][0]
+        if count > 2 * max(live, 1000):
+            store.run("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)")
+
+
+def has_vectors(store: Store) -> bool:
+    """Whether any embedding is stored (of any profile)."""
+    return bool(store.run("SELECT 1 FROM vectors LIMIT 1"))
+
+
+__all__ = [
+    "SqliteVectors",
+    "has_vectors",
+    "import_vectors",
+    "open_vector",
+    "prune_vectors",
+    "seal_vector",
+    "stored_vectors",
+    "write_vectors",
+]

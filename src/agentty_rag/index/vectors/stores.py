@@ -1,0 +1,24 @@
+"""Where an index keeps its vectors: ``IndexConfig.vector_store`` names one of ``VECTOR_STORES``.
+
+A new backend is its module (a ``vectors.VectorBackend``) and one line here.
+"""
+
+from __future__ import annotations
+
+from agentty_rag.index.vectors.base import VectorBackend
+from agentty_rag.index.vectors.sqlite import SqliteVectors
+
+VECTOR_STORES: dict[str, VectorBackend] = {
+    "sqlite": SqliteVectors,
+}
+
+
+def vector_backend(name: str) -> VectorBackend:
+    """The backend registered as ``name``; ``ValueError`` names the known ones when there is none."""
+    try:
+        return VECTOR_STORES[name]
+    except KeyError:
+        raise ValueError(f"no vector store {name!r} (known: {', '.join(VECTOR_STORES)})") from None
+
+
+__all__ = ["VECTOR_STORES", "vector_backend"]

@@ -1,0 +1,342 @@
+"""The session's dense leg: one bounded probe, cached query embeddings, truthful degradation, and the vectors
+of the indexes it serves.
+
+* At start (or first use) one probe of the embedding backend (for Ollama: 0.5 s to connect, 1 s to answer)
+  learns whether it embeds with the configured model and the vectors' dimension. If it fails, the session is
+  lexical for good and every header says why; no later search pays a network timeout.
+* A failure while embedding one query degrades that query to BM25 (its header says so). After three
+  failures in a row the leg is switched off with one warning, and probed again after a cool-down
+  (``AGENTTY_RAG_DENSE_RETRY_S``).
+* An index's missing vectors are filled in by a background thread (the server) or a few at a time before a
+  search (the command line); ``mode`` says truthfully how a result was ranked.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agentty_rag.config import Settings
+from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector, probe
+from agentty_rag.index.vectors.embedders import make_embedder
+from agentty_rag.retrieve.candidates import lexical_alone
+from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
+from agentty_rag.retrieve.legs import Verdict
+from agentty_rag.retrieve.parsed import ParsedQuery
+from agentty_rag.workspace.leg_check import LegChecks
+
+log = logging.getLogger(__name__)
+
+# The header's reason when a query of a code index was searched without its embedding.
+LONG_QUERY_MODE = "a long query is searched by the lexical leg alone"
+NAME_QUERY_MODE = "a name is searched by the lexical leg alone"
+
+FAILURES_BEFORE_OFF = 3
+# The command line embeds at most this many missing chunks before a search (an edited file or two).
+SYNC_EMBED_LIMIT = 64
+_CACHE_SIZE = 256
+
+
+@dataclass(frozen=True)
+class DenseStatus:
+    """``off`` (by setting), ``unprobed``, ``ready`` or ``unavailable``, and why."""
+
+    state: str
+    reason: str = ""
+    profile: EmbeddingProfile | None = None
+
+
+class DenseLeg:
+    """Thread-safe access to the embedding backend for one session, and the vectors of its indexes."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder if embedder is not None else make_embedder(settings)
+        self.status = DenseStatus("unprobed") if settings.dense else DenseStatus("off", "AGENTTY_RAG_DENSE=0")
+        self._lock = threading.Lock()
+        self.ever_ready = False  # it answered once this session: losing it later is news
+        self._failures = 0
+        self._retry_at: float | None = None
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self.background = False  # the server embeds in a thread; the command line does not
+        self._guard = threading.Lock()  # the threads and facts below; never held over a network call
+        self._embedding: dict[str, threading.Thread] = {}
+        self._had_vectors: dict[str, bool] = {}
+        self.checks = LegChecks(settings)  # which leg to trust, per index
+
+    # -- the backend --------------------------------------------------------------------------------------
+
+    def ensure(self) -> DenseStatus:
+        """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
+        with self._lock:
+            due = self._retry_at is not None and time.monotonic() >= self._retry_at
+            if self.status.state == "unprobed" or due:
+                self._probe()
+            return self.status
+
+    def _probe(self) -> None:
+        result = probe(self.embedder)
+        self._retry_at = None
+        self.close()
+        if result.ok and result.profile is not None:
+            self.status = DenseStatus("ready", "", result.profile)
+            self.ever_ready = True
+            self._failures = 0
+            profile = result.profile
+            log.info("dense leg ready: %s (%d-d) %s", profile.model, profile.dimension, self.embedder.where)
+        else:
+            self.status = DenseStatus("unavailable", result.reason)
+            log.info("dense leg unavailable: %s", result.reason)
+
+    def query_vector(self, query: str) -> tuple[Vector | None, str]:
+        """The query's unit vector, or (None, why it is missing) when the leg is off or the request failed."""
+        status = self.ensure()
+        if status.state != "ready" or status.profile is None:
+            return None, ""
+        key = f"{status.profile.key}\0{query}"
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached, ""
+        try:
+            vector: Vector = self.embedder.embed([query], "query")[0]
+        except EmbeddingError as error:
+            self._failed(error.reason)
+            return None, error.reason
+        with self._lock:
+            self._failures = 0
+            self._cache[key] = vector
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return vector, ""
+
+    def _failed(self, reason: str) -> None:
+        with self._lock:
+            self._failures += 1
+            if self._failures >= FAILURES_BEFORE_OFF and self.status.state == "ready":
+                self.status = DenseStatus("unavailable", f"{reason} ({self._failures} failures in a row)")
+                cool_down = self.settings.dense_retry_s
+                self._retry_at = time.monotonic() + cool_down
+                log.warning(
+                    "the embedding server failed %d times (%s); searching with BM25 only, trying again in %d s",
+                    self._failures,
+                    reason,
+                    cool_down,
+                )
+
+    def close(self) -> None:
+        """Close the backend's connections (a later use opens new ones)."""
+        self.embedder.close()
+
+    def describe(self) -> str:
+        status = self.status
+        if status.state == "ready" and status.profile is not None:
+            return f"ready: {status.profile.model} ({status.profile.dimension}-d) {self.embedder.where}"
+        if status.state == "off":
+            return "off (AGENTTY_RAG_DENSE=0)"
+        if status.state == "unprobed":
+            return f"not probed yet ({self.settings.embed_model} {self.embedder.where})"
+        return f"unavailable: {status.reason}"
+
+    # -- the vectors of an index --------------------------------------------------------------------------
+
+    def use_profile(self, index: CorpusIndex) -> bool:
+        """Point the index at the session's embedding profile; False when the leg is not ready."""
+        status = self.status
+        if status.state != "ready" or status.profile is None:
+            return False
+        index.use_embeddings(status.profile)
+        return True
+
+    def prepare(self, index: CorpusIndex) -> None:
+        """Before a search: use the session's profile and fill in missing vectors.
+
+        The server embeds in a background thread (BM25 answers meanwhile); the command line embeds a few
+        missing chunks at once (an edited file) and leaves a large backlog to ``agentty-rag index``.
+        """
+        if not self.use_profile(index):
+            return
+        have, live = index.vector_coverage()
+        if have >= live:
+            if self.background and self.status.profile is not None and self.checks.due(index, self.status.profile.key):
+                self._schedule(index)  # the leg check: in the embedding thread, never in the request
+            return
+        if self.background:
+            self._schedule(index)
+            return
+        if self.ensure().state == "ready" and live - have <= SYNC_EMBED_LIMIT:
+            try:
+                index.embed_missing(self.embedder, self.settings.embed_batch, SYNC_EMBED_LIMIT)
+            except EmbeddingError as error:
+                self._failed(error.reason)
+
+    def embed_all(
+        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None, check: bool = True
+    ) -> int:
+        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up), then
+        make the leg check's verdict when it is due (unless ``check`` is False: rag-bench times it apart)."""
+        status = self.ensure()
+        if status.state != "ready" or status.profile is None:
+            return 0
+        try:
+            index.use_embeddings(status.profile)
+            done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+            if check:
+                self._check(index, status.profile)
+            return done
+        except EmbeddingError as error:
+            self._failed(error.reason)
+            name = index.config.name
+            log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
+            return 0
+        except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
+            index.recover(error)
+            return 0
+
+    def _check(self, index: CorpusIndex, profile: EmbeddingProfile) -> None:
+        """The leg check, once every chunk has a vector (``leg_check``); a failure leaves it for later."""
+        have, live = index.vector_coverage()
+        if have < live:
+            return
+        try:
+            self.checks.run(index, self.embedder, lambda text: self.query_vector(text)[0], profile.key)
+        except (EmbeddingError, IndexCorrupt):
+            raise  # embed_all's own handling: probed again later, or rebuilt
+        except Exception:  # the check is an optimisation: it must never take embedding or searching down
+            self.checks.failed(index)
+            log.exception("the leg check of the %s index failed; searches stay hybrid", index.config.name)
+
+    def wanted(self, index: CorpusIndex, query: ParsedQuery | None = None) -> bool:
+        """Whether a search of the index would use the query's vector: False for a long query of a code index
+        (``candidates.lexical_alone``) and when the leg check keeps the index lexical, so the query is not embedded at
+        all. The verdict is read only when the index is free now (a build may hold it): otherwise the query is
+        embedded and ``checked`` drops the vector."""
+        self.ensure()  # the (bounded, once) probe names the session's model: the verdict and the header need it
+        if self._lexical_alone(index, query):
+            return False
+        with index.reading(timeout=0) as held:
+            return not held or self._lexical_verdict(index) is None
+
+    def checked(self, index: CorpusIndex, vector: Vector | None) -> Vector | None:
+        """The query's vector, or None when the leg check keeps this index's searches lexical."""
+        return None if vector is None or self._lexical_verdict(index) is not None else vector
+
+    def lead(self, index: CorpusIndex) -> str:
+        """Which leg leads the index's hybrid searches (``fusion.HYBRID`` or ``fusion.DENSE_LED``): the leg
+        check's verdict, once it is made."""
+        profile = self.status.profile
+        if self.status.state != "ready" or profile is None:
+            return HYBRID
+        return self.checks.lead(index, profile.key)
+
+    def _lexical_alone(self, index: CorpusIndex, query: ParsedQuery | None) -> bool:
+        return bool(self._lexical_alone_reason(index, query))
+
+    def _lexical_alone_reason(self, index: CorpusIndex, query: ParsedQuery | None) -> str:
+        """Why a search of the index is made by the lexical leg alone ("" when it is not, or without a query)."""
+        weighted = self.settings.bm25_weight > 0
+        if query is None:
+            return ""
+        if lexical_alone(index, query.long, weighted):
+            return LONG_QUERY_MODE
+        if lexical_alone(index, False, weighted, query.bare_name):
+            return NAME_QUERY_MODE
+        return ""
+
+    def _lexical_verdict(self, index: CorpusIndex) -> Verdict | None:
+        profile = self.status.profile
+        if self.status.state != "ready" or profile is None:
+            return None
+        return self.checks.lexical(index, profile.key)
+
+    def _schedule(self, index: CorpusIndex) -> None:
+        name = index.config.name
+        with self._guard:
+            running = self._embedding.get(name)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(target=self.embed_all, args=(index,), name=f"agentty-embed-{name}", daemon=True)
+            self._embedding[name] = thread
+            thread.start()
+
+    def index_status(self, index: CorpusIndex) -> dict[str, object]:
+        """The backend's state and how much of an index has vectors (probes if not done yet)."""
+        self.ensure()
+        try:
+            self.use_profile(index)
+        except IndexCorrupt as error:  # reported, and rebuilt by the next search
+            index.recover(error)
+        have, live = index.vector_coverage()
+        profile = self.status.profile
+        check = self.checks.describe(index, profile.key) if self.status.state == "ready" and profile else ""
+        return {
+            "state": self.status.state,
+            "description": self.describe(),
+            "embedded": have,
+            "chunks": live,
+            "leg_check": check,
+        }
+
+    # -- how a result was ranked --------------------------------------------------------------------------
+
+    def unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
+        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
+        if degraded:
+            return f"bm25 (degraded: dense — {degraded})"
+        if self.status.state == "unavailable":
+            return f"bm25 (dense unavailable: {self.status.reason})" if self._expected(index) else "bm25"
+        return "bm25"
+
+    def mode(self, mode: str, index: CorpusIndex, degraded: str, query: ParsedQuery | None = None) -> str:
+        """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
+        status = self.status
+        if degraded or status.state == "unavailable":
+            return self.unranked_mode(index, degraded)
+        if mode == "hybrid":
+            have, live = index.vector_coverage()
+            if have < live:
+                return f"hybrid (partial: {100 * have // max(live, 1)}% embedded)"
+            return "hybrid (dense-led)" if self.lead(index) == DENSE_LED else "hybrid"
+        if status.state == "ready" and self.settings.dense_weight == 0:
+            return "bm25 (dense weight 0)"
+        verdict = self._lexical_verdict(index)
+        if verdict is not None:
+            return f"bm25 ({verdict.describe()})"
+        if status.state == "ready":
+            # A search the lexical leg makes alone by design was not touched by missing vectors: say so first.
+            alone = self._lexical_alone_reason(index, query) if mode == "bm25" else ""
+            if alone:
+                return f"bm25 ({alone})"
+            have, live = index.vector_coverage()
+            if have < live:
+                later = (
+                    "embedding the rest in the background" if self.background else "`agentty-rag index` embeds the rest"
+                )
+                return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
+        return mode
+
+    def _expected(self, index: CorpusIndex) -> bool:
+        """Whether a missing backend is news: it was configured, or this index already has vectors."""
+        if self.settings.dense_configured or self.ever_ready:
+            return True
+        name = index.config.name
+        with self._guard:
+            known = self._had_vectors.get(name)
+        if known is None:
+            with index.reading(timeout=0) as held:
+                if not held:
+                    return False  # a build holds the index: answer now, look again at the next search
+                known = index.has_vectors()
+            with self._guard:
+                self._had_vectors[name] = known
+        return known
+
+
+__all__ = ["FAILURES_BEFORE_OFF", "LONG_QUERY_MODE", "NAME_QUERY_MODE", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]

@@ -1,0 +1,304 @@
+"""Where one workspace's things are: its folders, each source kind's files, and the indexes that hold them.
+
+``Places`` resolves the folders the settings name (or their defaults) against the workspace root.
+``PLACES`` says, for each kind of the source-kind registry (``source_kinds.SOURCES``), how its files are
+read in a workspace (or that the settings turn it off), which folders ``status`` shows for it, and which folder
+its paths are in. ``index_config`` defines an index from the kinds the registry puts in it, and
+``nothing_indexed`` says why an index is empty in its first kind's words, so a new kind is an entry in the
+registry and one here, and the workspace, ``status`` and the watcher do not change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentty_rag.chunking import ChunkingConfig
+from agentty_rag.config import VARIABLES, Settings
+from agentty_rag.index.lexical.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
+from agentty_rag.index.storage.definition import IndexConfig
+from agentty_rag.mcp_resources.model import Snapshot
+from agentty_rag.mcp_resources.source import McpSource
+from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of
+from agentty_rag.sources.base import Source
+from agentty_rag.sources.code import CodeSource
+from agentty_rag.sources.docs import DocsSource
+from agentty_rag.sources.memory import MemorySource
+from agentty_rag.sources.skills import SkillsSource
+from agentty_rag.sources.walker import folder_boundary
+from agentty_rag.status.types import Folder, Folders, FoundFolder, OneFolder, RootFolder, SourceFolders
+
+
+@dataclass(frozen=True)
+class Places:
+    """The folders of one workspace.
+
+    Args:
+        root: the workspace root (a real path).
+        settings: the folders the user named (``AGENTTY_DOCS_DIR`` ...) and which sources are on.
+        resources: the configured MCP servers' resources (``AGENTTY_RAG_MCP=1``), read at first use.
+    """
+
+    root: Path
+    settings: Settings
+    resources: Callable[[], Snapshot] | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        """The workspace's ``.agentty`` folder: the indexes, skills, memory and saved settings."""
+        return self.root / ".agentty"
+
+    def resolve(self, path: Path) -> Path:
+        """A path's real form, relative ones read from the workspace root."""
+        return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
+
+    def boundary(self, folder: Path) -> Path:
+        """Where a source folder's files must really lie (see ``folder_boundary``)."""
+        return Path(folder_boundary(folder, self.root))
+
+    def shown(self, path: Path) -> str:
+        """A folder as ``status`` shows it: ``./docs`` in the workspace, ``~/.agentty/skills`` in the home folder."""
+        home = self.settings.home
+        if path == self.root or self.root in path.parents:
+            return "./" + path.relative_to(self.root).as_posix()
+        if home is not None and home in path.parents:
+            return "~/" + path.relative_to(home).as_posix()
+        return str(path)
+
+    def status_folder(self, path: Path) -> Folder:
+        """A folder as ``status`` reports it: its path, how it is shown, whether it exists."""
+        return Folder(str(path), self.shown(path), path.is_dir())
+
+    def docs_candidates(self) -> tuple[Path, Path]:
+        """Where the docs folder is looked for when ``AGENTTY_DOCS_DIR`` is unset: ``./docs``, then
+        ``./.agentty/knowledge``."""
+        return self.root / "docs", self.state_dir / "knowledge"
+
+    def docs_folder(self) -> Path | None:
+        """The docs folder as named: ``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge``."""
+        if self.settings.docs_dir is not None:
+            return self.settings.docs_dir
+        for candidate in self.docs_candidates():
+            if candidate.is_dir():
+                return candidate
+        return None
+
+    def docs_root(self) -> Path | None:
+        """The docs folder's real path (None when none exists)."""
+        folder = self.docs_folder()
+        return None if folder is None else self.resolve(folder)
+
+    def skills_dirs(self) -> tuple[Path, ...]:
+        """The skills folders: ``AGENTTY_SKILLS_DIRS``, else the workspace's and the user's ``.agentty/skills``."""
+        if self.settings.skills_dirs is not None:
+            return tuple(self.resolve(p) for p in self.settings.skills_dirs)
+        dirs = [self.state_dir / "skills"]
+        if self.settings.home is not None:
+            dirs.append(self.settings.home / ".agentty" / "skills")
+        return tuple(dirs)
+
+    def memory_folder(self) -> Path:
+        """The memory folder as named: ``AGENTTY_MEMORY_DIR``, else ``./.agentty/memory``."""
+        return self.settings.memory_dir or self.state_dir / "memory"
+
+    def memory_dir(self) -> Path:
+        """The memory folder, resolved."""
+        if self.settings.memory_dir is not None:
+            return self.resolve(self.settings.memory_dir)
+        return self.state_dir / "memory"
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A source kind's files in a workspace, and the folders its index's manifest records for it."""
+
+    source: Source
+    roots: Mapping[str, str] = field(default_factory=dict)
+
+
+def _docs(places: Places) -> Opened | None:
+    s = places.settings
+    folder = places.docs_folder()
+    if not s.docs_enabled or folder is None:
+        return None
+    docs_root = places.resolve(folder)
+    return Opened(DocsSource(docs_root, places.boundary(folder), s.docs_max_bytes), {"docs": str(docs_root)})
+
+
+def _skills(places: Places) -> Opened | None:
+    s = places.settings
+    if not s.skills_enabled:
+        return None
+    dirs = places.skills_dirs()
+    return Opened(SkillsSource(dirs, places.root, s.docs_max_bytes), {"skills": os.pathsep.join(map(str, dirs))})
+
+
+def _memory(places: Places) -> Opened | None:
+    s = places.settings
+    if not s.memory_enabled:
+        return None
+    folder = places.memory_dir()
+    source = MemorySource(folder, places.boundary(places.memory_folder()), s.docs_max_bytes)
+    return Opened(source, {"memory": str(folder)})
+
+
+def _code(places: Places) -> Opened | None:
+    s = places.settings
+    if not s.code_enabled:
+        return None
+    return Opened(CodeSource(places.root, s.code_max_files, s.code_max_bytes, s.code_secrets))
+
+
+def _mcp(places: Places) -> Opened | None:
+    if places.resources is None:
+        return None
+    return Opened(McpSource(places.resources, places.settings.mcp_max_bytes))
+
+
+def _docs_status(places: Places) -> FoundFolder:
+    s, found = places.settings, places.docs_root()
+    looked_in = (str(s.docs_dir),) if s.docs_dir is not None else tuple(map(places.shown, places.docs_candidates()))
+    return FoundFolder(s.docs_enabled, places.status_folder(found) if found is not None else None, looked_in)
+
+
+def _skills_status(places: Places) -> Folders:
+    return Folders(places.settings.skills_enabled, tuple(map(places.status_folder, places.skills_dirs())))
+
+
+def _memory_status(places: Places) -> OneFolder:
+    return OneFolder(places.settings.memory_enabled, places.status_folder(places.memory_dir()))
+
+
+def _code_status(places: Places) -> RootFolder:
+    return RootFolder(places.settings.code_enabled, places.status_folder(places.root))
+
+
+@dataclass(frozen=True)
+class KindPlaces:
+    """One source kind in a workspace.
+
+    Args:
+        open: how its files are read (None: the settings turn it off).
+        status: what ``status`` reports of its folders, for a kind with a ``status_key``.
+        paths_in: the folder its ``ref`` paths are relative to, for a learnable kind (None: none found).
+    """
+
+    open: Callable[[Places], Opened | None]
+    status: Callable[[Places], SourceFolders] | None = None
+    paths_in: Callable[[Places], Path | None] | None = None
+
+
+# Each kind of the registry in a workspace.
+PLACES: Mapping[str, KindPlaces] = {
+    "docs": KindPlaces(_docs, _docs_status, Places.docs_root),
+    "skill": KindPlaces(_skills, _skills_status),
+    "memory": KindPlaces(_memory, _memory_status),
+    "code": KindPlaces(_code, _code_status, lambda places: places.root),
+    "mcp": KindPlaces(_mcp),
+}
+
+
+def source_folders(places: Places) -> dict[str, SourceFolders]:
+    """What ``status`` reports of each kind's folders, by its ``status_key``, in registry order."""
+    folders: dict[str, SourceFolders] = {}
+    for spec in SOURCES.values():
+        status = PLACES[spec.name].status
+        if spec.status_key and status is not None:
+            folders[spec.status_key] = status(places)
+    return folders
+
+
+def paths_in(places: Places) -> dict[str, Path | None]:
+    """The folder each learnable kind's ``ref`` paths are relative to (None: none found), by kind."""
+    folders: dict[str, Path | None] = {}
+    for spec in SOURCES.values():
+        found = PLACES[spec.name].paths_in
+        if spec.learnable and found is not None:
+            folders[spec.name] = found(places)
+    return folders
+
+
+def index_names() -> tuple[str, ...]:
+    """The indexes the registry's kinds live in, in registry order: ``docs``, ``code``."""
+    return tuple(dict.fromkeys(spec.index for spec in SOURCES.values()))
+
+
+def index_config(name: str, places: Places, state_dir: Path | None = None) -> IndexConfig:
+    """The definition of one index: the sources of the kinds it holds, its fields, and how it is kept.
+
+    Args:
+        name: the index (``docs``, ``code``).
+        places: the workspace's folders and settings.
+        state_dir: where the index's files are kept (default: the workspace's ``.agentty``).
+
+    Raises:
+        ValueError: ``name`` is no index of the registry.
+    """
+    kinds = kinds_of(name)
+    if not kinds:
+        raise ValueError(f"unknown index {name!r}; use {' or '.join(index_names())}")
+    sources: list[Source] = []
+    roots = {"workspace": str(places.root)}
+    for kind in kinds:
+        opened = PLACES[kind.name].open(places)
+        if opened is not None:
+            sources.append(opened.source)
+            roots.update(opened.roots)
+    code = any(kind.code for kind in kinds)
+    s = places.settings
+    return IndexConfig(
+        name=name,
+        state_dir=places.state_dir if state_dir is None else state_dir,
+        sources=tuple(sources),
+        fields=CODE_FIELDS if code else DOCS_FIELDS,
+        chunking=ChunkingConfig.from_settings(s),
+        rebuild_fraction=s.rebuild_fraction,
+        lock_timeout_s=s.lock_timeout_ms / 1000,
+        roots=roots,
+        persist=all(kind.kept for kind in kinds),
+        scoring=CODE_SCORING if code else DOCS_SCORING,
+    )
+
+
+def switched_on(spec: SourceSpec, settings: Settings) -> bool:
+    """Whether the settings leave a kind on (a kind without a ``switch`` always is)."""
+    return not spec.switch or bool(getattr(settings, spec.switch))
+
+
+def misplaced(spec: SourceSpec, places: Places) -> str:
+    """A kind's folder setting as given (``AGENTTY_DOCS_DIR=notes``) when it names one folder and that is not a
+    folder; "" otherwise."""
+    named = getattr(places.settings, spec.folder_setting) if spec.folder_setting else None
+    if not isinstance(named, Path) or places.resolve(named).is_dir():
+        return ""
+    variable = next(v.name for v in VARIABLES if v.attr == spec.folder_setting)
+    return f"{variable}={named}"
+
+
+def nothing_indexed(name: str, places: Places) -> str:
+    """Why an index holds nothing, and what to do about it, in the words of its first kind."""
+    spec = kinds_of(name)[0]
+    words = spec.words
+    if words.empty_off and not switched_on(spec, places.settings):
+        return words.empty_off
+    setting = misplaced(spec, places) if words.misplaced else ""
+    if setting:
+        return words.misplaced.format(setting=setting)
+    return words.empty.format(root=places.root)
+
+
+__all__ = [
+    "PLACES",
+    "KindPlaces",
+    "Opened",
+    "Places",
+    "index_config",
+    "index_names",
+    "misplaced",
+    "nothing_indexed",
+    "paths_in",
+    "source_folders",
+    "switched_on",
+]

@@ -1,0 +1,283 @@
+"""A workspace's searches, end to end: refresh, retrieve, fit the budget, render.
+
+Every edge is thin over one method, ``Workspace.search``, given one ``SearchRequest``: the MCP tools, the
+command line, the proactive hook and the ``context_for`` prompt, and rag-bench; none knows how retrieval
+works. The steps around it live beside it: ``request`` checks a search's arguments, ``places`` says where the
+workspace's folders are and defines its indexes from the source-kind registry, ``workspace.answer`` merges
+the indexes' attempts and ``outcome`` fits and renders the result, ``workspace.builds`` builds outside a
+request. What is left here is the index registry and the order of the steps.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from agentty_rag.budget import BudgetConfig
+from agentty_rag.config import Settings
+from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.retrieve.generator import close_generators
+from agentty_rag.retrieve.parsed import parse_query
+from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
+from agentty_rag.state import feedback
+from agentty_rag.workspace.answer import outcome_of
+from agentty_rag.workspace.attempt import Attempt, Lookup, empty_reason
+from agentty_rag.workspace.builds import Builds
+from agentty_rag.workspace.dense_leg import DenseLeg
+from agentty_rag.workspace.outcome import Outcome
+from agentty_rag.workspace.places import Places, index_config, nothing_indexed, paths_in
+from agentty_rag.workspace.request import SearchRequest, code_request, docs_request, ranking_request
+from agentty_rag.workspace.resources import WorkspaceResources
+
+
+class Workspace:
+    """The indexes and searches of one workspace root."""
+
+    def __init__(self, root: Path, settings: Settings, start: Path | None = None) -> None:
+        # Other MCP servers' resources (AGENTTY_RAG_MCP=1): their servers start when a search first reads them.
+        self.resources = WorkspaceResources(Path(os.path.realpath(root)), settings)
+        provider = self.resources.snapshot if settings.mcp_enabled else None
+        self.places = Places(Path(os.path.realpath(root)), settings, provider)
+        self.root = self.places.root
+        # The folder the process started in: results name the workspace when it is another one.
+        self.start = Path(os.path.realpath(start)) if start is not None else self.root
+        self.settings = settings
+        # Where the indexes are kept: the workspace's .agentty, unless rag-bench moves them (before any exists)
+        # to measure a workspace without writing to it.
+        self.state_dir = self.places.state_dir
+        self._indexes: dict[str, CorpusIndex] = {}
+        self._guard = threading.Lock()
+        self.dense = DenseLeg(settings)
+        self.background_builds = False  # the server builds in a thread, never inside a request
+        self.builds = Builds(self.root, self.index)
+        self.closed = False  # set by close(): background work leaves it at its next step
+
+    # -- where things are -----------------------------------------------------------------------------------
+
+    @property
+    def background_embedding(self) -> bool:
+        """Whether missing vectors are embedded by a thread (the server) or before a search (the command line)."""
+        return self.dense.background
+
+    @background_embedding.setter
+    def background_embedding(self, value: bool) -> None:
+        self.dense.background = value
+
+    @property
+    def named_root(self) -> str:
+        """The workspace as results name it: its path when it is not the start folder, else ""."""
+        return "" if self.root == self.start else str(self.root)
+
+    def docs_root(self) -> Path | None:
+        """The docs folder's real path (None when none exists)."""
+        return self.places.docs_root()
+
+    def skills_dirs(self) -> tuple[Path, ...]:
+        return self.places.skills_dirs()
+
+    def memory_dir(self) -> Path:
+        return self.places.memory_dir()
+
+    def index(self, name: str) -> CorpusIndex:
+        """The ``docs`` or ``code`` index (created on first use; nothing is read until it is refreshed)."""
+        with self._guard:
+            existing = self._indexes.get(name)
+            if existing is None:
+                existing = self._indexes[name] = CorpusIndex(index_config(name, self.places, self.state_dir))
+            return existing
+
+    # -- searching ------------------------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> Outcome:
+        """Every search of every edge: retrieve from each of the request's indexes, then answer in its form.
+
+        The answer is fitted to the budget and rendered when first read. A tool's answer is remembered for
+        ``agentty-rag feedback`` when learning is on.
+        """
+        if "mcp" in request.indexes:
+            self.resources.start()  # the servers start while the docs index is refreshed
+        attempts = [self._retrieve(name, request) for name in request.indexes]
+        notes = self.resources.notes() if "mcp" in request.indexes else ()
+        outcome = outcome_of(request, attempts, request.budget or self.budget(), self.named_root, notes)
+        if request.form == "tool" and self.settings.learn:
+            self._remember(request.indexes[0], request.query, outcome)
+        return outcome
+
+    def _retrieve(self, name: str, request: SearchRequest) -> Attempt:
+        """Refresh the index and rank it for the request (rag-bench's: rank it as it stands).
+
+        The network comes first, without the index lock: the (bounded) probe and the query's embedding. A
+        server never builds inside a request: an index that needs a full build is built by a background
+        thread, which the request waits for up to its ``wait_s`` before answering that it is still being
+        built. A corrupt index found while searching is rebuilt, and the result says so.
+        """
+        if request.form == "ranking":
+            return self._rank(name, request)
+        index = self.index(name)
+        wait = self.settings.build_wait_ms / 1000 if request.wait_s is None else request.wait_s
+        parsed = parse_query(request.query, index.tokenizer)  # the one reading of the query: all below get this
+        wanted = self.dense.wanted(index, parsed)
+        vector, degraded = self.dense.query_vector(request.query) if wanted else (None, "")
+        lookup = Lookup(request, parsed, name, index, vector, degraded, time.monotonic() + wait)
+        try:
+            attempt = self._attempt(lookup)
+        except IndexNotBuilt:
+            builder = self.builds.thread(name)
+            builder.join(max(0.0, lookup.deadline - time.monotonic()))
+            attempt = None if builder.is_alive() else self._attempt(lookup)
+        if attempt is None:
+            done, total = index.build_state
+            progress = f" ({done} of {total} files)" if total else ""
+            reason = f"the {name} index is still being built{progress} — try again in a few seconds"
+            return Attempt(index, None, self.dense.unranked_mode(index, degraded), reason, index.take_notes())
+        return attempt
+
+    def _attempt(self, lookup: Lookup) -> Attempt | None:
+        """One refresh and search under the index lock (None when the lock stayed busy until the deadline).
+
+        Raises:
+            IndexNotBuilt: a server's request met an index that needs a full build first.
+        """
+        index = lookup.index
+        with index.reading(timeout=lookup.deadline - time.monotonic()) as held:
+            if not held:
+                return None
+            notes = self._refresh(index)
+            try:
+                retrieved = self._search(lookup)
+            except IndexCorrupt as error:  # found while reading: rebuild it, then answer
+                index.recover(error)
+                notes += self._refresh(index)
+                retrieved = self._search(lookup)
+            notes += index.take_notes()
+            if retrieved is None:
+                mode = self.dense.mode("bm25", index, lookup.degraded)
+                return Attempt(index, None, mode, nothing_indexed(lookup.name, self.places), notes)
+            mode = self.dense.mode(retrieved.mode, index, lookup.degraded, lookup.parsed)
+            notes += retrieved.notes
+        return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request), notes)
+
+    def _refresh(self, index: CorpusIndex) -> tuple[str, ...]:
+        """Bring the index up to date (never a full build in a server's request); notes for the result."""
+        try:
+            index.refresh(build=not self.background_builds)
+        except IndexBusy as error:
+            # Another process holds the update lock: answer from the last committed index, and say so.
+            return (f"{error}; these results may miss the newest edits",)
+        except IndexFull as error:
+            # The update was rolled back: the committed index answers, and the next search tries again.
+            return (f"{error}; answering from the last committed index, which may miss the newest edits",)
+        return ()
+
+    def _search(self, lookup: Lookup) -> Retrieved | None:
+        """The ranking (None when the index holds nothing)."""
+        index, request = lookup.index, lookup.request
+        if index.n_chunks == 0:
+            return None
+        self.dense.prepare(index)
+        vector = self.dense.checked(index, lookup.vector)  # None when the leg check keeps this index lexical
+        return search(index, lookup.parsed, request.k, request.filters, self.plan(index), vector, self.embed)
+
+    def _rank(self, name: str, request: SearchRequest) -> Attempt:
+        """rag-bench's ranking: the index as it stands (no refresh, no notes), the ranking's own mode."""
+        index = self.index(name)
+        parsed = parse_query(request.query, index.tokenizer)
+        vector = self.dense.query_vector(request.query)[0] if self.dense.wanted(index, parsed) else None
+        self.dense.use_profile(index)
+        with index.reading():
+            vector = self.dense.checked(index, vector)
+            plan = self.plan(index)
+            retrieved = search(index, parsed, request.k, request.filters, plan, vector, self.embed)
+        return Attempt(index, retrieved, retrieved.mode, empty_reason(retrieved, request))
+
+    def build_in_background(self, name: str) -> str:
+        """When an index must be built first, start ``agentty-rag index NAME`` as a detached process (for the
+        proactive hook, which stays quiet this turn instead). Returns what was done ("" when none was needed)."""
+        return self.builds.detached(name)
+
+    def _remember(self, name: str, query: str, outcome: Outcome) -> None:
+        """Remember the learnable kinds' files a search showed, for ``agentty-rag feedback`` (implicit learning)."""
+        folders = paths_in(self.places)  # the folder of each learnable kind (docs, code)
+        shown: dict[str, feedback.Shown] = {}
+        for rank, passage in enumerate(outcome.packed.passages, start=1):
+            chunk = passage.hit.chunk
+            folder = folders.get(chunk.source)
+            if folder is not None and chunk.ref not in shown:
+                shown[chunk.ref] = feedback.Shown(chunk.ref, os.path.normpath(folder / chunk.ref), rank)
+        feedback.remember(self.state_dir, feedback.RecentSearch(time.time(), name, query, tuple(shown.values())))
+
+    # -- the dense leg --------------------------------------------------------------------------------------
+
+    def embed_all(self, name: str, progress: Callable[[int, int, str], None] | None = None) -> int:
+        """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
+        return self.dense.embed_all(self.index(name), progress)
+
+    def dense_status(self, name: str) -> dict[str, object]:
+        """The embedding backend's state and how much of an index has vectors (probes if not done yet)."""
+        return self.dense.index_status(self.index(name))
+
+    def embed(self, text: str) -> Any:
+        """``text``'s unit vector from the dense leg (None when it is not up or the request failed): the hook a
+        stage that searches again with a generated text uses (HyDE)."""
+        return self.dense.query_vector(text)[0]
+
+    def plan(self, index: CorpusIndex | None = None) -> Plan:
+        """Which ranking stages run, from the settings, and (for ``index``) which leg leads its searches."""
+        plan = Plan.from_settings(self.settings)
+        return plan if index is None else replace(plan, lead=self.dense.lead(index))
+
+    def budget(self) -> BudgetConfig:
+        """The token-economy levers, from the settings."""
+        return BudgetConfig.from_settings(self.settings)
+
+    # -- shorthands for scripts and tests: each builds its request and calls ``search`` ------------------------
+
+    def search_docs(
+        self,
+        query: str,
+        k: int = 8,
+        scope: str | None = None,
+        sources: Sequence[str] | None = None,
+        wait_s: float | None = None,
+    ) -> Outcome:
+        """Search the docs folder, skills and memory (and other MCP servers' resources, when they are on)."""
+        return self.search(docs_request(self.places, query, k, scope, sources, wait_s))
+
+    def search_code(
+        self,
+        query: str,
+        k: int = 8,
+        scope: str | None = None,
+        language: str | None = None,
+        wait_s: float | None = None,
+    ) -> Outcome:
+        """Search the workspace's source code."""
+        return self.search(code_request(self.places, query, k, scope, language, wait_s))
+
+    def ranked(self, name: str, query: str, k: int, filters: Filters | None = None) -> Retrieved:
+        """The ranked hits alone (no refresh, no validation, no rendering): what rag-bench measures."""
+        retrieved = self.search(ranking_request(name, query, k, filters)).retrieved
+        assert retrieved is not None  # a ranking attempt always ranks
+        return retrieved
+
+    def close(self) -> None:
+        """Close the indexes no thread is using (a busy one is left to the process's exit) and connections."""
+        self.closed = True
+        with self._guard:
+            indexes = list(self._indexes.values())
+        for index in indexes:
+            with index.reading(timeout=0) as held:
+                if held:
+                    index.close()
+        self.dense.close()
+        self.resources.close()
+        close_generators()  # the expansion stages' connections (the next search probes again)
+
+
+__all__ = ["Attempt", "Workspace"]

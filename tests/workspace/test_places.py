@@ -1,0 +1,101 @@
+"""Where a workspace's things are, and each index defined from the source-kind registry and the settings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentty_rag.config import load_settings
+from agentty_rag.mcp_resources.model import Snapshot
+from agentty_rag.mcp_resources.source import McpSource
+from agentty_rag.source_kinds import SOURCES, kinds_of
+from agentty_rag.sources.code import CodeSource
+from agentty_rag.sources.docs import DocsSource
+from agentty_rag.sources.memory import MemorySource
+from agentty_rag.sources.skills import SkillsSource
+from agentty_rag.workspace.places import PLACES, Places, index_config, index_names
+from tests.conftest import write
+
+
+def _places(root: Path, **env: str) -> Places:
+    return Places(Path(os.path.realpath(root)), load_settings({"HOME": os.environ["HOME"], **env}))
+
+
+def test_every_kind_of_the_registry_says_how_it_is_read() -> None:
+    assert list(PLACES) == list(SOURCES)
+    assert index_names() == ("docs", "code", "mcp")
+
+
+def test_mcp_resources_are_read_only_when_on_and_their_index_stays_in_memory(tmp_path: Path) -> None:
+    off = index_config("mcp", _places(tmp_path))
+    on = index_config("mcp", replace(_places(tmp_path, AGENTTY_RAG_MCP="1"), resources=Snapshot))
+    assert (off.sources, off.persist) == ((), False)
+    assert ([type(s) for s in on.sources], on.persist) == ([McpSource], False)
+    assert on.field_names == ("body", "title", "path")
+    assert (index_config("docs", _places(tmp_path)).persist, index_config("code", _places(tmp_path)).persist) == (
+        True,
+        True,
+    )
+
+
+def test_each_index_reads_the_kinds_the_registry_puts_in_it(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# A\n"})
+    places = _places(tmp_path)
+    docs, code = index_config("docs", places), index_config("code", places)
+    assert [type(s) for s in docs.sources] == [DocsSource, SkillsSource, MemorySource]
+    assert [type(s) for s in code.sources] == [CodeSource]
+    assert [spec.name for spec in kinds_of("docs")] == ["docs", "skill", "memory"]
+    assert docs.field_names == ("body", "title", "path")
+    assert code.field_names == ("body", "symbol", "path", "name")
+    assert (docs.scoring.rank_files, code.scoring.rank_files) == (False, True)
+
+
+def test_the_manifest_records_the_folders_of_the_sources_read(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# A\n"})
+    home = Path(os.environ["HOME"])
+    places = _places(tmp_path)
+    root = places.root
+    assert index_config("docs", places).roots == {
+        "workspace": str(root),
+        "docs": str(root / "docs"),
+        "skills": os.pathsep.join([str(root / ".agentty" / "skills"), str(home / ".agentty" / "skills")]),
+        "memory": str(root / ".agentty" / "memory"),
+    }
+    assert index_config("code", places).roots == {"workspace": str(root)}
+
+
+def test_a_kind_the_settings_turn_off_is_not_read(tmp_path: Path) -> None:
+    write(tmp_path, {"docs/a.md": "# A\n"})
+    places = _places(tmp_path, AGENTTY_RAG_SKILLS="0", AGENTTY_RAG_CODE="0")
+    docs = index_config("docs", places)
+    assert [type(s) for s in docs.sources] == [DocsSource, MemorySource]
+    assert "skills" not in docs.roots
+    assert index_config("code", places).sources == ()
+
+
+def test_without_a_docs_folder_the_docs_index_reads_skills_and_memory_only(tmp_path: Path) -> None:
+    assert [type(s) for s in index_config("docs", _places(tmp_path)).sources] == [SkillsSource, MemorySource]
+    write(tmp_path, {".agentty/knowledge/a.md": "# A\n"})
+    places = _places(tmp_path)
+    assert places.docs_root() == places.root / ".agentty" / "knowledge"
+
+
+def test_how_an_index_is_kept_comes_from_the_settings(tmp_path: Path) -> None:
+    defaults = load_settings({})
+    config = index_config("code", _places(tmp_path))
+    assert (config.rebuild_fraction, config.lock_timeout_s) == (
+        defaults.rebuild_fraction,
+        defaults.lock_timeout_ms / 1000,
+    )
+    tuned = index_config(
+        "docs", _places(tmp_path, AGENTTY_RAG_REBUILD_FRACTION="0.5", AGENTTY_RAG_LOCK_TIMEOUT_MS="1234")
+    )
+    assert (tuned.rebuild_fraction, tuned.lock_timeout_s) == (0.5, 1.234)
+
+
+def test_an_unknown_index_is_an_error_that_names_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown index 'wiki'; use docs or code"):
+        index_config("wiki", _places(tmp_path))
