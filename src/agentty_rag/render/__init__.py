@@ -2,7 +2,7 @@
 
 ``results`` shows search results (the text the model reads, the same results as structured content, the
 proactive block); ``explain`` shows ``--explain``; ``status`` shows ``agentty-rag status`` and
-``index --dry-run`` from their typed reports (``status_types``). Nothing here ranks or counts tokens.
+``index --dry-run`` from their typed reports (``status.types``). Nothing here ranks or counts tokens.
 """
 
 from __future__ import annotations

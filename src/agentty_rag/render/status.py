@@ -1,4 +1,4 @@
-"""``agentty-rag status`` and ``index --dry-run`` for people, from their typed reports (``status_types``).
+"""``agentty-rag status`` and ``index --dry-run`` for people, from their typed reports (``status.types``).
 
 ``status`` says what each index holds, whether it is fresh, what was skipped and why, and what to do next;
 internals (index files, generations, tokenizer, chunking) only with ``--verbose``. ``status --json`` is the

@@ -64,7 +64,7 @@ def verdict_path(index: CorpusIndex) -> Path:
 
 def load(path: Path) -> Stored | None:
     """The stored verdict (None when there is none, or it cannot be read: it is made again). Read as every
-    state file is (``state_files``): never through a link, a FIFO or a device, bounded, any JSON."""
+    state file is (``state.files``): never through a link, a FIFO or a device, bounded, any JSON."""
     data, _ = read_json(path, _VERDICT_MAX_BYTES)
     try:
         if not isinstance(data, dict) or data.get("version") != VERSION:

@@ -11,8 +11,8 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
   field (``chunk_terms.py``'s packed blob). The ``chunk_rows`` view joins the two.
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
 * ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths,
-  read and written by the lexical backend (``sqlite_lexical.py``).
-* ``vectors(profile, hash, vector)``: embeddings, kept and read by ``sqlite_vectors.py``.
+  read and written by the lexical backend (``lexical/sqlite.py``).
+* ``vectors(profile, hash, vector)``: embeddings, kept and read by ``vectors/sqlite.py``.
 
 Chunks added after the last compaction (slots at or above ``meta.base_slots``) are read from their term
 blobs into the in-memory delta at open.

@@ -7,7 +7,7 @@ the chunks that left, which chunks are still ``missing`` a vector (and to ``put`
 and, while it searches, for the ``similarities`` of the chunks it may return (in the order it asks;
 ``best_of`` takes a search's candidates from them) and the ``coverage``. A ``VectorBackend`` makes stores
 (``vector_stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
-(``sqlite_vectors.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
+(``sqlite.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
 unchanged chunk is never embedded twice.
 """
 

@@ -1,4 +1,4 @@
-"""The optional dense leg: the ``Embedder`` seam (``vectors.py`` keeps and searches the vectors it makes).
+"""The optional dense leg: the ``Embedder`` seam (``base.py`` keeps and searches the vectors it makes).
 
 An ``Embedder`` is a name (its model) and one batch method turning texts into L2-normalised vectors;
 ``embedders.make_embedder`` picks one by ``AGENTTY_EMBED_BACKEND``: ``OllamaEmbedder`` (``ollama_embedder.py``)
