@@ -6,6 +6,7 @@ keep a standard base where callers catch that (``except OSError`` also catches `
 
 AgenttyRagError                  every error agentty-rag defines
 ├── AgenttyError                 the message is meant for the user and says what to do
+│   ├── BackendUnavailable       the configured index backend cannot be used (its extra is not installed)
 │   ├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
 │   ├── IndexBusy                another process holds the index lock past the timeout
 │   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
@@ -40,6 +41,10 @@ class AgenttyError(AgenttyRagError):
 
 class MalformedValue(AgenttyRagError, ValueError):
     """A raw setting value that does not parse; the message says what was expected."""
+
+
+class BackendUnavailable(AgenttyError):
+    """The index backend the settings name cannot be used; the message says how to make it usable."""
 
 
 class BadRequest(AgenttyError):
@@ -127,6 +132,7 @@ class ResultFileError(AgenttyRagError, ValueError):
 __all__ = [
     "AgenttyError",
     "AgenttyRagError",
+    "BackendUnavailable",
     "BadRequest",
     "ClientError",
     "Conflict",

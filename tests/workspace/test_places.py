@@ -41,6 +41,31 @@ def test_mcp_resources_are_read_only_when_on_and_their_index_stays_in_memory(tmp
     )
 
 
+def test_the_qdrant_backend_keeps_only_the_code_index_in_a_collection(tmp_path: Path) -> None:
+    local = _places(tmp_path)
+    assert [(index_config(n, local).lexical, index_config(n, local).qdrant) for n in ("docs", "code")] == [
+        ("sqlite", None),
+        ("sqlite", None),
+    ]
+    places = _places(tmp_path, AGENTTY_RAG_BACKEND="qdrant")
+    docs, code = index_config("docs", places), index_config("code", places)
+    assert (docs.lexical, docs.qdrant) == ("sqlite", None)
+    assert code.lexical == "qdrant" and code.qdrant is not None
+    assert (code.qdrant.url, code.qdrant.path) == (None, places.state_dir / "qdrant" / "code")
+    server = index_config(
+        "code",
+        _places(
+            tmp_path,
+            AGENTTY_RAG_BACKEND="qdrant",
+            AGENTTY_QDRANT_URL="http://qdrant:6333",
+            AGENTTY_QDRANT_API_KEY="k",
+            AGENTTY_QDRANT_TIMEOUT_MS="2500",
+        ),
+    ).qdrant
+    assert server is not None and (server.url, server.api_key, server.timeout_s) == ("http://qdrant:6333", "k", 2.5)
+    assert server.collection.startswith("agentty_code_") and server.collection == code.qdrant.collection
+
+
 def test_each_index_reads_the_kinds_the_registry_puts_in_it(tmp_path: Path) -> None:
     write(tmp_path, {"docs/a.md": "# A\n"})
     places = _places(tmp_path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentty_rag.config.stages import (
     GROUPS,
+    BackendSettings,
     BudgetSettings,
     ChunkingSettings,
     DenseSettings,
@@ -42,6 +43,7 @@ class Settings(
     RankingSettings,
     DenseSettings,
     FreshnessSettings,
+    BackendSettings,
     IndexSettings,
     ChunkingSettings,
     McpSettings,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentty_rag.config.backend import BackendSettings
 from agentty_rag.config.budget import BudgetSettings
 from agentty_rag.config.freshness import FreshnessSettings
 from agentty_rag.config.generation import GenerationSettings
@@ -225,6 +226,7 @@ GROUPS: tuple[type, ...] = (
     McpSettings,
     ChunkingSettings,
     IndexSettings,
+    BackendSettings,
     FreshnessSettings,
     DenseSettings,
     RankingSettings,
@@ -238,6 +240,7 @@ GROUPS: tuple[type, ...] = (
 
 __all__ = [
     "GROUPS",
+    "BackendSettings",
     "BudgetSettings",
     "ChunkingSettings",
     "DenseSettings",

@@ -15,9 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import xxhash
+
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.config import VARIABLES, Settings
 from agentty_rag.index.lexical.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
+from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.mcp_resources.model import Snapshot
 from agentty_rag.mcp_resources.source import McpSource
@@ -248,17 +251,36 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
             roots.update(opened.roots)
     code = any(kind.code for kind in kinds)
     s = places.settings
+    state_dir = places.state_dir if state_dir is None else state_dir
+    persist = all(kind.kept for kind in kinds)
+    qdrant = _qdrant(name, places, state_dir) if code and persist and s.backend == "qdrant" else None
     return IndexConfig(
         name=name,
-        state_dir=places.state_dir if state_dir is None else state_dir,
+        state_dir=state_dir,
         sources=tuple(sources),
         fields=CODE_FIELDS if code else DOCS_FIELDS,
         chunking=ChunkingConfig.from_settings(s),
         rebuild_fraction=s.rebuild_fraction,
         lock_timeout_s=s.lock_timeout_ms / 1000,
         roots=roots,
-        persist=all(kind.kept for kind in kinds),
+        persist=persist,
         scoring=CODE_SCORING if code else DOCS_SCORING,
+        lexical="sqlite" if qdrant is None else "qdrant",
+        qdrant=qdrant,
+    )
+
+
+def _qdrant(name: str, places: Places, state_dir: Path) -> QdrantTarget:
+    """Where the code index's Qdrant collection is: in-process under ``.agentty/qdrant/``, or on the server
+    the settings name (a collection per workspace and index)."""
+    s = places.settings
+    workspace = xxhash.xxh3_64_hexdigest(str(places.root).encode("utf-8", "surrogatepass"))
+    return QdrantTarget(
+        path=state_dir / "qdrant" / name,
+        collection=f"agentty_{name}_{workspace}",
+        url=s.qdrant_url,
+        api_key=s.qdrant_api_key,
+        timeout_s=s.qdrant_timeout_ms / 1000,
     )
 
 

@@ -138,6 +138,6 @@ def test_the_registry_builds_the_named_backend_and_refuses_an_unknown_one(store:
     config = _code(tmp_path).config
     made: LexicalIndex = lexical_index(config, lambda: store)
     assert isinstance(made, SqliteLexical) and made.field_names == config.field_names
-    assert set(BACKENDS) == {"sqlite"}
+    assert set(BACKENDS) == {"sqlite", "qdrant"}
     with pytest.raises(ValueError, match="unknown lexical backend 'nope'.*sqlite"):
         lexical_index(dataclasses.replace(config, lexical="nope"), lambda: store)

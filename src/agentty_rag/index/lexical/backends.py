@@ -1,6 +1,7 @@
 """The lexical backends by name: a backend is one module implementing ``LexicalIndex`` and one line here.
 
-``IndexConfig.lexical`` names the backend an index uses (``sqlite`` unless told otherwise).
+``IndexConfig.lexical`` names the backend an index uses (``sqlite`` unless told otherwise; ``qdrant`` keeps
+the postings in a Qdrant collection, ``index/qdrant/``, and needs the ``qdrant`` extra).
 """
 
 from __future__ import annotations
@@ -9,14 +10,21 @@ from collections.abc import Callable
 
 from agentty_rag.index.lexical.protocol import LexicalIndex
 from agentty_rag.index.lexical.sqlite import SqliteLexical
+from agentty_rag.index.qdrant.lexical import QdrantLexical
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.store import Store
 
-# (the index's fields, its database as it is now) -> an empty lexical index.
-LexicalFactory = Callable[[tuple[str, ...], Callable[[], Store]], LexicalIndex]
+# (the index's definition, its database as it is now) -> an empty lexical index.
+LexicalFactory = Callable[[IndexConfig, Callable[[], Store]], LexicalIndex]
+
+
+def _sqlite(config: IndexConfig, store: Callable[[], Store]) -> LexicalIndex:
+    return SqliteLexical(config.field_names, store)
+
 
 BACKENDS: dict[str, LexicalFactory] = {
-    "sqlite": SqliteLexical,
+    "sqlite": _sqlite,
+    "qdrant": QdrantLexical,
 }
 
 
@@ -30,7 +38,7 @@ def lexical_index(config: IndexConfig, store: Callable[[], Store]) -> LexicalInd
     if factory is None:
         known = ", ".join(sorted(BACKENDS))
         raise ValueError(f"unknown lexical backend {config.lexical!r}: the backends are {known}")
-    return factory(config.field_names, store)
+    return factory(config, store)
 
 
 __all__ = ["BACKENDS", "LexicalFactory", "lexical_index"]

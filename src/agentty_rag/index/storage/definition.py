@@ -9,6 +9,7 @@ from pathlib import Path
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.index.lexical.fields import DOCS_SCORING, FIELDS_VERSION, FieldSpec, Scoring
 from agentty_rag.index.lexical.tokenize import TOKENIZER_VERSION
+from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.store import SCHEMA_VERSION
 from agentty_rag.sources.base import Source
 
@@ -34,7 +35,8 @@ class IndexConfig:
             never be written to disk, such as other MCP servers' resources.
         scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
         vector_store: where its embeddings are kept (a name in ``vector_stores.VECTOR_STORES``).
-        lexical: the backend of its lexical index (a name in ``lexical_backends.BACKENDS``).
+        lexical: the backend of its lexical index (a name in ``lexical.backends.BACKENDS``).
+        qdrant: where the ``qdrant`` backend keeps its collection (None: the index does not use it).
     """
 
     name: str
@@ -49,6 +51,7 @@ class IndexConfig:
     scoring: Scoring = DOCS_SCORING
     vector_store: str = "sqlite"
     lexical: str = "sqlite"
+    qdrant: QdrantTarget | None = None
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -67,14 +70,18 @@ class IndexConfig:
         return self.state_dir / f"rag_{self.name}.lock"
 
     def profile(self) -> dict[str, object]:
-        """What the stored index must match to be reused as is."""
-        return {
+        """What the stored index must match to be reused as is (a lexical backend other than SQLite too: the
+        database of one holds no postings for the other)."""
+        profile: dict[str, object] = {
             "schema_version": SCHEMA_VERSION,
             "tokenizer_version": TOKENIZER_VERSION,
             "chunking": self.chunking.fingerprint(),
             "fields": [f.name for f in self.fields],
             "fields_version": FIELDS_VERSION,
         }
+        if self.lexical != "sqlite":
+            profile["lexical"] = self.lexical
+        return profile
 
 
 __all__ = ["IndexConfig", "Progress"]

@@ -100,7 +100,7 @@ def stale_reason(meta: Mapping[str, str], config: IndexConfig) -> str:
     if "profile" not in meta:
         return "no index yet"
     if meta["profile"] != dumps(config.profile()):
-        return "chunking, tokenizer or field configuration changed"
+        return "chunking, tokenizer, field or backend configuration changed"
     return ""
 
 

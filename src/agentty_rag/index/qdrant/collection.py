@@ -1,0 +1,283 @@
+"""The client seam: the few things the lexical backend asks of a Qdrant collection, and two adapters.
+
+``EdgeCollection`` runs Qdrant's engine in-process (``qdrant-edge-py``'s ``EdgeShard``: one shard in a folder,
+no server); ``ClientCollection`` speaks to a collection through ``qdrant-client`` (a server at a URL, or its
+local mode in tests). A collection holds named sparse vectors with the IDF modifier, and one payload-only
+point, the marker, saying which state of the index it holds.
+
+Every search scopes its IDF to the points that hold the searched vector (``IdfParams(corpus=...)``): a server
+counts deleted points in N and df until its optimizer vacuums them, and the marker (holding no vector) is
+left out. A collection has one shard: Qdrant keeps IDF statistics per shard.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from agentty_rag.errors import BackendUnavailable
+from agentty_rag.index.qdrant.target import QdrantTarget
+
+if TYPE_CHECKING:
+    import qdrant_client
+    import qdrant_edge
+
+log = logging.getLogger(__name__)
+
+PointId = int | str
+# The marker's point id (a UUID: chunk points are numbered by slot).
+MARKER_ID = "00000000-0000-5000-8000-00000000a9e7"
+_BATCH = 512  # points per upsert request
+_INSTALL = "the Qdrant backend needs its extra: pip install 'agentty-rag[qdrant]'"
+
+
+@dataclass(frozen=True)
+class SparsePoint:
+    """A point of one named sparse vector: its dimensions (ascending) and their values."""
+
+    id: PointId
+    vector: str
+    indices: list[int]
+    values: list[float]
+    payload: dict[str, str] = field(default_factory=dict)
+
+
+class SparseCollection(Protocol):
+    """A collection of sparse vectors with the IDF modifier."""
+
+    def reset(self, vectors: Sequence[str]) -> None:
+        """Empty the collection (made when missing), with these named sparse vectors."""
+
+    def upsert(self, points: Sequence[SparsePoint]) -> None:
+        """Write points (a point written again is replaced)."""
+
+    def delete(self, ids: Sequence[PointId]) -> None:
+        """Delete points (ids not held are ignored)."""
+
+    def search(
+        self, vector: str, indices: list[int], values: list[float], limit: int, ids: Sequence[PointId] | None = None
+    ) -> list[tuple[PointId, float]]:
+        """The points of ``vector`` sharing a dimension with the query, best first (at most ``limit``; only
+        ``ids`` when given), with IDF counted over every point of ``vector``."""
+
+    def marker(self) -> str | None:
+        """The marker's text (None: no marker)."""
+
+    def set_marker(self, text: str) -> None:
+        """Write the marker."""
+
+
+class EdgeCollection:
+    """A collection kept by Qdrant's engine in-process, in the folder ``path`` (made by the first ``reset``).
+
+    The engine lets one process open a folder at a time: when another holds it, this process keeps its own
+    collection in a temporary folder (the lexical index writes it anew from the index database)."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import qdrant_edge
+        except ImportError:
+            raise BackendUnavailable(_INSTALL) from None
+        self._edge = qdrant_edge
+        self.path = path
+        self._temporary: tempfile.TemporaryDirectory[str] | None = None
+        self._shard: qdrant_edge.EdgeShard | None = None
+        if path.is_dir() and any(path.iterdir()):
+            try:
+                self._shard = qdrant_edge.EdgeShard.load(str(path))
+            # The engine raises plain Exception; its message tells a folder another process holds.
+            except Exception as error:
+                if "WouldBlock" not in str(error):
+                    log.warning("the Qdrant shard in %s cannot be opened (%s); it is made anew", path, error)
+                else:
+                    log.warning("%s is open in another process; this one keeps its own copy", path)
+                    self._temporary = tempfile.TemporaryDirectory(prefix="agentty-qdrant-")
+
+    @property
+    def _held(self) -> qdrant_edge.EdgeShard:
+        if self._shard is None:
+            raise RuntimeError("the Qdrant shard is written only after a reset")
+        return self._shard
+
+    def reset(self, vectors: Sequence[str]) -> None:
+        edge = self._edge
+        path = Path(self._temporary.name) if self._temporary is not None else self.path
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        sparse = {name: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf) for name in vectors}
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir(parents=True, exist_ok=True)
+            self._shard = edge.EdgeShard.create(str(path), edge.EdgeConfig(sparse_vectors=sparse))
+        # The folder cannot be written (a read-only .agentty/), or another process just made it: the engine
+        # raises plain Exception.
+        except Exception as error:
+            if self._temporary is not None:
+                raise
+            log.warning("the Qdrant shard cannot be kept in %s (%s); this process keeps its own copy", path, error)
+            self._temporary = tempfile.TemporaryDirectory(prefix="agentty-qdrant-")
+            self._shard = edge.EdgeShard.create(self._temporary.name, edge.EdgeConfig(sparse_vectors=sparse))
+
+    def upsert(self, points: Sequence[SparsePoint]) -> None:
+        edge, shard = self._edge, self._held
+        for start in range(0, len(points), _BATCH):
+            batch = [
+                edge.Point(p.id, {p.vector: edge.SparseVector(indices=p.indices, values=p.values)}, p.payload or None)
+                for p in points[start : start + _BATCH]
+            ]
+            shard.update(edge.UpdateOperation.upsert_points(batch))
+        shard.flush()
+
+    def delete(self, ids: Sequence[PointId]) -> None:
+        if ids:
+            self._held.update(self._edge.UpdateOperation.delete_points(list(ids)))
+            self._held.flush()
+
+    def search(
+        self, vector: str, indices: list[int], values: list[float], limit: int, ids: Sequence[PointId] | None = None
+    ) -> list[tuple[PointId, float]]:
+        edge = self._edge
+        corpus = edge.SearchParams(idf=edge.IdfParams(corpus=edge.Filter(must=[edge.HasVectorCondition(vector)])))
+        only = None if ids is None else edge.Filter(must=[edge.HasIdCondition(set(ids))])
+        request = edge.QueryRequest(
+            limit=limit,
+            query=edge.Query.Nearest(edge.SparseVector(indices=indices, values=values), using=vector),
+            filter=only,
+            params=corpus,
+            with_payload=False,
+        )
+        if self._shard is None:
+            return []
+        return [(p.id if isinstance(p.id, int) else str(p.id), p.score) for p in self._shard.query(request)]
+
+    def marker(self) -> str | None:
+        if self._shard is None:
+            return None
+        found = self._shard.retrieve([MARKER_ID], with_payload=True, with_vector=False)
+        payload = found[0].payload if found else None
+        text = payload.get("marker") if payload else None
+        return text if isinstance(text, str) else None
+
+    def set_marker(self, text: str) -> None:
+        point = self._edge.Point(MARKER_ID, {}, {"marker": text})
+        self._held.update(self._edge.UpdateOperation.upsert_points([point]))
+        self._held.flush()
+
+
+class ClientCollection:
+    """A collection reached through ``qdrant-client``: on a server, or in its local mode.
+
+    Args:
+        client: the client (``QdrantClient(url=..., api_key=..., timeout=...)``, or ``QdrantClient(":memory:")``).
+        name: the collection's name.
+    """
+
+    def __init__(self, client: qdrant_client.QdrantClient, name: str) -> None:
+        from qdrant_client import models
+
+        self._models = models
+        self._client = client
+        self.name = name
+
+    def reset(self, vectors: Sequence[str]) -> None:
+        models = self._models
+        if self._client.collection_exists(self.name):
+            self._client.delete_collection(self.name)
+        sparse = {name: models.SparseVectorParams(modifier=models.Modifier.IDF) for name in vectors}
+        self._client.create_collection(self.name, vectors_config={}, sparse_vectors_config=sparse, shard_number=1)
+
+    def upsert(self, points: Sequence[SparsePoint]) -> None:
+        models = self._models
+        for start in range(0, len(points), _BATCH):
+            batch = [
+                models.PointStruct(
+                    id=p.id,
+                    vector={p.vector: models.SparseVector(indices=p.indices, values=p.values)},
+                    payload=p.payload or None,
+                )
+                for p in points[start : start + _BATCH]
+            ]
+            self._client.upsert(self.name, batch, wait=True)
+
+    def delete(self, ids: Sequence[PointId]) -> None:
+        if ids:
+            self._client.delete(self.name, self._models.PointIdsList(points=list(ids)), wait=True)
+
+    def search(
+        self, vector: str, indices: list[int], values: list[float], limit: int, ids: Sequence[PointId] | None = None
+    ) -> list[tuple[PointId, float]]:
+        models = self._models
+        corpus = models.Filter(must=[models.HasVectorCondition(has_vector=vector)])
+        only = None if ids is None else models.Filter(must=[models.HasIdCondition(has_id=list(ids))])
+        found = self._client.query_points(
+            self.name,
+            query=models.SparseVector(indices=indices, values=values),
+            using=vector,
+            limit=limit,
+            query_filter=only,
+            search_params=models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus)),
+            with_payload=False,
+        )
+        return [(p.id if isinstance(p.id, int) else str(p.id), p.score) for p in found.points]
+
+    def marker(self) -> str | None:
+        if not self._client.collection_exists(self.name):
+            return None
+        found = self._client.retrieve(self.name, [MARKER_ID], with_payload=True, with_vectors=False)
+        payload = found[0].payload if found else None
+        text = payload.get("marker") if payload else None
+        return text if isinstance(text, str) else None
+
+    def set_marker(self, text: str) -> None:
+        point = self._models.PointStruct(id=MARKER_ID, vector={}, payload={"marker": text})
+        self._client.upsert(self.name, [point], wait=True)
+
+
+# The collections this process has open, by ``QdrantTarget.key``: the engine lets one handle hold a folder,
+# and every lexical index of the same index (a mirror makes a new one per load) shares it.
+_OPEN: weakref.WeakValueDictionary[str, EdgeCollection | ClientCollection] = weakref.WeakValueDictionary()
+_OPENING = threading.Lock()
+
+
+def open_collection(target: QdrantTarget) -> SparseCollection:
+    """The collection of ``target``, opened once per process.
+
+    Raises:
+        BackendUnavailable: the ``qdrant`` extra is not installed.
+    """
+    with _OPENING:
+        held = _OPEN.get(target.key)
+        if held is not None:
+            return held
+        opened: EdgeCollection | ClientCollection
+        if target.url is None:
+            opened = EdgeCollection(target.path)
+        else:
+            try:
+                from qdrant_client import QdrantClient
+            except ImportError:
+                raise BackendUnavailable(_INSTALL) from None
+            timeout = max(1, round(target.timeout_s))
+            client = QdrantClient(url=target.url, api_key=target.api_key, timeout=timeout)
+            opened = ClientCollection(client, target.collection)
+        _OPEN[target.key] = opened
+        return opened
+
+
+__all__ = [
+    "MARKER_ID",
+    "ClientCollection",
+    "EdgeCollection",
+    "PointId",
+    "SparseCollection",
+    "SparsePoint",
+    "open_collection",
+]
