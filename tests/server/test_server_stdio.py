@@ -141,3 +141,41 @@ def test_a_malformed_message_gets_a_json_rpc_error_reply_and_the_session_goes_on
     errors = sorted(((r["id"] if r["id"] is not None else 0), r["error"]["code"]) for r in replies if "error" in r)
     assert errors == [(0, -32700), (0, -32700), (0, -32600), (7, -32600), (8, -32600)]
     assert {r["id"] for r in replies if "result" in r} == {1, 10}  # answered before and after: it goes on
+
+
+def test_the_server_answers_then_exits_promptly_when_the_client_closes_stdin(tmp_path: Path) -> None:
+    """The SDK keeps a duplicate of its output pipe open after it is done: the last reply still goes out, and
+    the process does not sit out a thread's timeout before it exits (a client restarting it waits for that)."""
+    import json
+    import subprocess
+    import time
+
+    params = _server(tmp_path)
+    process = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=params.env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+            b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n'
+        )
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # the server is up
+        process.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        process.stdin.close()
+        closed = time.monotonic()
+        last = json.loads(process.stdout.readline())
+        assert last["id"] == 2 and {tool["name"] for tool in last["result"]["tools"]} >= {"search_code"}
+        process.wait(60)
+        # the old shutdown sat out a 10 s join; leave a loaded machine the rest
+        assert time.monotonic() - closed < 7.0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
