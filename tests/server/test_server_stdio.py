@@ -4,6 +4,7 @@ MCP client. Everything else about the server runs in memory (``tests/server/``).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,21 +82,25 @@ async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_ro
     assert not (home / ".agentty" / "rag_docs.ragdb").exists()
 
 
-def _raw_session(root: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
-    """Send raw lines to ``agentty-rag serve`` and read ``replies`` lines back (at most 60 s in all)."""
-    import json
-    import queue
-    import subprocess
-    import threading
-
+def _spawned(root: Path) -> subprocess.Popen[bytes]:
+    """``agentty-rag --root ROOT serve`` with raw pipes, for lines no SDK client would send."""
     params = _server(root)
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=params.env,
     )
+
+
+def _raw_session(root: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
+    """Send raw lines to ``agentty-rag serve`` and read ``replies`` lines back (at most 60 s in all)."""
+    import json
+    import queue
+    import threading
+
+    process = _spawned(root)
     assert process.stdin is not None and process.stdout is not None
     received: queue.Queue[bytes] = queue.Queue()
     output = process.stdout
@@ -147,17 +152,9 @@ def test_the_server_answers_then_exits_promptly_when_the_client_closes_stdin(tmp
     """The SDK keeps a duplicate of its output pipe open after it is done: the last reply still goes out, and
     the process does not sit out a thread's timeout before it exits (a client restarting it waits for that)."""
     import json
-    import subprocess
     import time
 
-    params = _server(tmp_path)
-    process = subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=params.env,
-    )
+    process = _spawned(tmp_path)
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdin.write(
