@@ -4,6 +4,7 @@ MCP client. Everything else about the server runs in memory (``tests/server/``).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,21 +82,25 @@ async def test_a_server_started_in_the_home_folder_without_roots_says_to_pass_ro
     assert not (home / ".agentty" / "rag_docs.ragdb").exists()
 
 
-def _raw_session(root: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
-    """Send raw lines to ``agentty-rag serve`` and read ``replies`` lines back (at most 60 s in all)."""
-    import json
-    import queue
-    import subprocess
-    import threading
-
+def _spawned(root: Path) -> subprocess.Popen[bytes]:
+    """``agentty-rag --root ROOT serve`` with raw pipes, for lines no SDK client would send."""
     params = _server(root)
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=params.env,
     )
+
+
+def _raw_session(root: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
+    """Send raw lines to ``agentty-rag serve`` and read ``replies`` lines back (at most 60 s in all)."""
+    import json
+    import queue
+    import threading
+
+    process = _spawned(root)
     assert process.stdin is not None and process.stdout is not None
     received: queue.Queue[bytes] = queue.Queue()
     output = process.stdout
@@ -141,3 +146,33 @@ def test_a_malformed_message_gets_a_json_rpc_error_reply_and_the_session_goes_on
     errors = sorted(((r["id"] if r["id"] is not None else 0), r["error"]["code"]) for r in replies if "error" in r)
     assert errors == [(0, -32700), (0, -32700), (0, -32600), (7, -32600), (8, -32600)]
     assert {r["id"] for r in replies if "result" in r} == {1, 10}  # answered before and after: it goes on
+
+
+def test_the_server_answers_then_exits_promptly_when_the_client_closes_stdin(tmp_path: Path) -> None:
+    """The SDK keeps a duplicate of its output pipe open after it is done: the last reply still goes out, and
+    the process does not sit out a thread's timeout before it exits (a client restarting it waits for that)."""
+    import json
+    import time
+
+    process = _spawned(tmp_path)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+            b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n'
+        )
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # the server is up
+        process.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        process.stdin.close()
+        closed = time.monotonic()
+        last = json.loads(process.stdout.readline())
+        assert last["id"] == 2 and {tool["name"] for tool in last["result"]["tools"]} >= {"search_code"}
+        process.wait(60)
+        # the old shutdown sat out a 10 s join; leave a loaded machine the rest
+        assert time.monotonic() - closed < 7.0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()

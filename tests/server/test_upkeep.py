@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentty_rag.config import load_settings
+from agentty_rag.index.storage import freshness
 from agentty_rag.server.upkeep import Upkeep
 from agentty_rag.sources.watcher import OVERFLOW_PATHS
 from agentty_rag.state.watch import running_server
@@ -53,6 +56,23 @@ class FakeWatch:
         self._taken.clear()
         self._batches.put({str(path) for path in paths})
         assert self._taken.wait(10)
+
+
+class SlowStart(FakeWatch):
+    """A watcher that takes its time to start (a large tree, a busy machine): ``starting`` until ``run()``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._go = threading.Event()
+
+    def run(self) -> None:
+        self._go.set()
+
+    def __call__(self, *folders: str, stop_event: threading.Event, **kw: Any) -> Iterator[set[tuple[int, str]]]:
+        while not self._go.wait(0.01):
+            if stop_event.is_set():
+                return
+        yield from super().__call__(*folders, stop_event=stop_event, **kw)
 
 
 FILES = {
@@ -213,6 +233,97 @@ def test_only_the_folders_the_walk_entered_are_watched_never_a_link_out_or_a_pru
     try:
         watched = {str(Path(folder).relative_to(root)) for folder in fake.folders}
         assert watched == {".", "src", "src/auth", "src/billing", ".agentty"}
+    finally:
+        upkeep.stop()
+        workspace.close()
+
+
+@pytest.fixture
+def large_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scans cost what they cost on a large tree: worth sparing while the watcher starts."""
+    monkeypatch.setattr(freshness, "CHEAP_SCAN_S", 0.0)
+
+
+def _restarted_with(root: Path, watch: FakeWatch) -> tuple[Workspace, Upkeep]:
+    """A server started on a workspace indexed by an earlier run, whose invoice.py was edited since."""
+    write(root, FILES)
+    earlier = Workspace(root, load_settings(LEXICAL))
+    earlier.index("code").refresh()
+    earlier.close()
+    write(root, {"src/billing/invoice.py": "def grand_total_with_vat(lines):\n    return 1\n"})
+    workspace = Workspace(root, load_settings(LEXICAL))
+    upkeep = Upkeep(workspace, watch)
+    upkeep.start()
+    return workspace, upkeep
+
+
+STARTING = "note: the file watcher is starting"
+
+
+@pytest.mark.usefixtures("large_tree")
+def test_searches_while_the_watcher_starts_share_one_scan_which_sees_an_edit_made_before_the_start(
+    tmp_path: Path,
+) -> None:
+    slow = SlowStart()
+    workspace, upkeep = _restarted_with(tmp_path, slow)
+    index = workspace.index("code")
+    try:
+        answers = [workspace.search_code("grand total with vat").text for _ in range(4)]
+        assert all("code:src/billing/invoice.py" in answer for answer in answers)  # the first search scanned
+        assert index.freshness.full_scans == 1  # one scan, not one per search
+        assert STARTING not in answers[0] and all(STARTING in answer for answer in answers[1:])
+        assert "the watcher is starting" in str(index.status()["freshness"])
+        write(tmp_path, {"src/auth/keys.py": "def rotate_signing_keys():\n    pass\n"})  # while it starts
+        slow.run()
+        assert upkeep.watcher is not None and upkeep.watcher.wait_ready(10)
+        answer = workspace.search_code("rotate signing keys").text
+        assert "code:src/auth/keys.py" in answer and STARTING not in answer  # the scan after the start found it
+        assert index.freshness.full_scans == 2
+        workspace.search_code("total amount")
+        assert index.freshness.full_scans == 2  # from then on the watcher's reports
+    finally:
+        upkeep.stop()
+        workspace.close()
+
+
+@pytest.mark.usefixtures("large_tree")
+def test_the_reconciling_thread_scans_once_the_watcher_runs_so_that_no_search_waits_for_it(tmp_path: Path) -> None:
+    slow = SlowStart()
+    workspace, upkeep = _restarted_with(tmp_path, slow)
+    index = workspace.index("code")
+    try:
+        workspace.search_code("grand total with vat")
+        slow.run()
+        assert upkeep.watcher is not None and upkeep.watcher.wait_ready(10)
+        pause = threading.Event()
+        for _ in range(1_000):  # no search runs: only the reconciling thread can catch the index up
+            if not index.freshness.behind:
+                break
+            pause.wait(0.01)
+        assert not index.freshness.behind and index.freshness.full_scans == 2
+    finally:
+        upkeep.stop()
+        workspace.close()
+
+
+@pytest.mark.parametrize(
+    ("window_s", "cheap_s"),
+    [
+        pytest.param(0.0, 0.0, id="the scan is older than the window"),
+        pytest.param(freshness.START_WINDOW_S, 3600.0, id="the tree scans cheaply"),
+    ],
+)
+def test_while_the_watcher_starts_a_search_scans_again_when_the_last_scan_is_old_or_cheap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window_s: float, cheap_s: float
+) -> None:
+    monkeypatch.setattr(freshness, "START_WINDOW_S", window_s)
+    monkeypatch.setattr(freshness, "CHEAP_SCAN_S", cheap_s)
+    slow = SlowStart()
+    workspace, upkeep = _restarted_with(tmp_path, slow)
+    index = workspace.index("code")
+    try:
+        answers = [workspace.search_code("grand total with vat").text for _ in range(3)]
+        assert index.freshness.full_scans == 3 and not any(STARTING in answer for answer in answers)
     finally:
         upkeep.stop()
         workspace.close()

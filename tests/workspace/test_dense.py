@@ -97,7 +97,9 @@ def test_a_failed_probe_leaves_the_session_lexical_within_the_bound(
     assert first.structured["results"][0]["path"] == "vehicles.md"
     started = time.monotonic()
     workspace.search_docs("tomato seedlings")
-    assert time.monotonic() - started < 0.5  # no later search pays a network timeout
+    # no later search pays a network timeout (2 s here, the server answering after 5 s); a loaded machine's
+    # lexical search takes a fraction of that
+    assert time.monotonic() - started < 1.5
 
 
 def test_dense_weight_zero_gives_exactly_the_bm25_ranking(

@@ -129,6 +129,7 @@ class CorpusIndex(LexicalSearch):
                 report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
             finally:
                 self._last_scan = self.freshness.last
+            report.unwatched_s = self.freshness.unwatched_s
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
             report.seconds = time.perf_counter() - started

@@ -29,6 +29,9 @@ INVALID_REQUEST = -32600
 MAX_DEPTH = 100
 # A line longer than this is not read whole (a client's message is kilobytes; a search's answer is smaller).
 MAX_LINE_BYTES = 16 << 20
+# Written after the SDK's last line to end the relay: the SDK keeps a duplicate of the output pipe open after it
+# is done, so the pipe never reaches end-of-file. Not JSON, so no line of the SDK's can be it.
+_END = b"\x00agentty: the SDK is done\n"
 
 
 def error_reply(line: bytes) -> bytes | None:
@@ -119,7 +122,7 @@ def guarded_stdio() -> Iterator[None]:
     os.dup2(to_sdk_read, 0)
     os.dup2(from_sdk_write, 1)
     os.close(to_sdk_read)
-    os.close(from_sdk_write)
+    own_write = from_sdk_write  # kept: the end marker follows the SDK's last line through it
     lines: queue.Queue[bytes | None] = queue.Queue()
     writer = threading.Thread(target=_write_lines, args=(lines, real_out), name="agentty-stdout", daemon=True)
     reader = threading.Thread(
@@ -131,10 +134,14 @@ def guarded_stdio() -> Iterator[None]:
     try:
         yield
     finally:
-        # The SDK is done: its side of the output pipe closes once fd 1 is the real stdout again, and the
-        # relay then hands the writer its last lines.
+        # The SDK is done and has flushed every line it wrote; the end marker comes after them in the pipe,
+        # and the relay hands the writer those last lines before it stops.
         os.dup2(real_out, 1)
+        with contextlib.suppress(OSError):
+            os.write(own_write, _END)
         relay.join(10)
+        with contextlib.suppress(OSError):
+            os.close(own_write)
         lines.put(None)
         writer.join(10)
         os.dup2(real_in, 0)
@@ -171,6 +178,8 @@ def _relay(from_sdk: int, lines: queue.Queue[bytes | None]) -> None:
     """The SDK's output, whole lines at a time, to the writer."""
     with os.fdopen(from_sdk, "rb") as output:
         for line in output:
+            if line == _END:
+                return
             lines.put(line)
 
 

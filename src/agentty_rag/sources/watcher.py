@@ -5,10 +5,11 @@ the folders the walks entered and hands each index an ``Inbox`` of the paths cha
 The watcher only says *where* to look; what a path means (indexed, ignored, too large) is still decided by
 the walker's rules.
 
-The inbox is trusted only once the watcher is running (``ready``): until then, and after it fails (no
-notification support, too many folders to watch), an index scans before every search as the command line
-does, and ``problem`` says why. Events that come faster than they can be kept (a checkout, a build) set
-``overflow``: the next refresh scans everything.
+The inbox is trusted only once the watcher is running (``ready``). While it starts, an index answers from
+the scan that started it (``index.storage.freshness``); after it fails (no notification support, too many
+folders to watch), an index scans before every search as the command line does, and ``problem`` says why.
+Events that come faster than they can be kept (a checkout, a build) set ``overflow``: the next refresh scans
+everything.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ class Inbox:
     def ready(self) -> bool:
         """Whether the watcher runs, so that an empty inbox means nothing changed (since ``epoch`` began)."""
         return self.watcher.state == "watching"
+
+    @property
+    def starting(self) -> bool:
+        """Whether the watcher is starting (first, or again to follow new folders): soon ``ready``."""
+        return self.watcher.state == "starting"
 
     @property
     def epoch(self) -> int:
@@ -210,9 +216,11 @@ class TreeWatcher:
                 self.epoch += 1
                 self._ready.set()
                 self._tell()
-            paths = [path for _, path in changes]
-            for inbox in list(self._inboxes):
-                inbox.put(paths)  # still true when a restart is due: they happened before it
+            root = self.root
+            paths = [path for _, path in changes if relevant(root, path)]
+            if paths:
+                for inbox in list(self._inboxes):
+                    inbox.put(paths)  # still true when a restart is due: they happened before it
             if self._restart.is_set():
                 break
         if not (self._stop.is_set() or self._restart.is_set()):
@@ -239,10 +247,12 @@ class TreeWatcher:
             quiet = logging.getLogger("watchfiles")
             if quiet.level == logging.NOTSET:
                 quiet.setLevel(logging.WARNING)  # it logs every batch of changes at INFO
-        root = self.root
+        # No filter here: watchfiles yields nothing for a batch its filter empties and starts its timeout
+        # again, so the index's own writes in .agentty/ (a build, a patch) kept the first yield, and with it
+        # ``watching``, away for as long as they went on. ``_follow`` drops what is not ``relevant``.
         return watch(
             *sorted(folders),
-            watch_filter=lambda _change, path: relevant(root, path),
+            watch_filter=None,
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
             stop_event=_Either(self._stop, self._restart),

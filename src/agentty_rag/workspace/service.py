@@ -166,13 +166,17 @@ class Workspace:
     def _refresh(self, index: CorpusIndex) -> tuple[str, ...]:
         """Bring the index up to date (never a full build in a server's request); notes for the result."""
         try:
-            index.refresh(build=not self.background_builds)
+            report = index.refresh(build=not self.background_builds)
         except IndexBusy as error:
             # Another process holds the update lock: answer from the last committed index, and say so.
             return (f"{error}; these results may miss the newest edits",)
         except IndexFull as error:
             # The update was rolled back: the committed index answers, and the next search tries again.
             return (f"{error}; answering from the last committed index, which may miss the newest edits",)
+        if report.unwatched_s:
+            # The watcher is starting: the index is as fresh as the scan it started from, not newer.
+            age = report.unwatched_s
+            return (f"the file watcher is starting: the files as of {age:.1f} s ago; edits since may be missing",)
         return ()
 
     def _search(self, lookup: Lookup) -> Retrieved | None:

@@ -7,11 +7,20 @@ does not touch the tree. A full scan still happens when the watcher has just sta
 ran are unknown; so after each restart to follow new folders), after an overflow, when a path cannot be
 settled alone (a folder, a link, an ignore file), and from the server's reconciling thread every few
 seconds, for events a file system never sent.
+
+While the watcher starts (the first scan told it which folders to watch; a restart follows new ones), a
+refresh does not scan again: it answers from the last full scan when that began less than ``START_WINDOW_S``
+ago, and ``unwatched_s`` says how long ago, so that the result can say it may miss edits made since. A tree
+that scans in under ``CHEAP_SCAN_S`` is simply scanned again. The scan after the watcher's start then finds
+them (the server runs it in the background). An edit made before the server started is always seen: the
+first refresh scans.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 
 from agentty_rag.fsguard import is_inside
@@ -20,6 +29,11 @@ from agentty_rag.index.storage.store import FileRow
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.rescan import Rescannable
 from agentty_rag.sources.watcher import Inbox
+
+# How long, while the watcher starts, a refresh answers from the last full scan instead of scanning again;
+# and the scan cost below which it scans again anyway (exact, and cheaper than the doubt it would leave).
+START_WINDOW_S = 10.0
+CHEAP_SCAN_S = 0.03
 
 
 class Freshness:
@@ -33,6 +47,9 @@ class Freshness:
         self._epoch = -1  # the watcher's epoch a full scan began in (its reports are trusted from then on)
         self._clean = False  # the last scan was committed (nothing it found is still to be written)
         self._generation = -2  # the database generation the last refresh left
+        self._scanned_at = -math.inf  # when the last full scan since ``watch`` began (time.monotonic)
+        self._scan_s = 0.0  # how long it took
+        self.unwatched_s = 0.0  # the last refresh stood on a scan this old, taken before the watcher ran (0: no)
 
     def watch(self, inbox: Inbox) -> bool:
         """Use a watcher's reports when every source can look again at single paths and lies inside the
@@ -43,6 +60,7 @@ class Freshness:
         )
         self.inbox = inbox if usable else None
         self._epoch = -1
+        self._scanned_at = -math.inf  # only a scan made from now on may stand in while the watcher starts
         return usable
 
     def describe(self) -> str:
@@ -55,6 +73,8 @@ class Freshness:
             return f"the watcher failed ({watcher.problem}): scans the files before every search"
         if watcher.state == "watching":
             return f"watches {watcher.root}: a search re-reads only the files that changed"
+        if watcher.state == "starting":
+            return f"the watcher is starting: a search uses the last scan (at most {START_WINDOW_S:.0f} s old)"
         return f"the watcher is {watcher.state}: scans the files before every search"
 
     def changes(self, files: Mapping[str, FileRow], generation: int, full: bool = False) -> tuple[Scan, Diff]:
@@ -66,6 +86,13 @@ class Freshness:
             full: scan everything whatever the watcher says (a reconciling pass, a rebuild).
         """
         inbox = self.inbox
+        self.unwatched_s = 0.0
+        if inbox is not None and not full and self.last is not None and inbox.starting:
+            age = time.monotonic() - self._scanned_at
+            if age < START_WINDOW_S and self._scan_s >= CHEAP_SCAN_S:
+                self.unwatched_s = age
+                clean = self._clean and generation == self._generation
+                return self.last, Diff() if clean else diff(files, self.last)
         if inbox is None or full or self.last is None or not inbox.ready or inbox.epoch != self._epoch:
             return self._full_scan(files)
         paths, overflow = inbox.take()
@@ -82,6 +109,12 @@ class Freshness:
         self._clean = False
         return last, diff_keys(files, last, touched) if clean else diff(files, last)
 
+    @property
+    def behind(self) -> bool:
+        """Whether the watcher runs but this index has not scanned since it started (its next refresh will)."""
+        inbox = self.inbox
+        return inbox is not None and inbox.ready and inbox.epoch != self._epoch
+
     def settled(self, generation: int) -> None:
         """The last scan is what the index now holds, as of this database generation."""
         self._clean = True
@@ -92,7 +125,9 @@ class Freshness:
         self._epoch = inbox.epoch if inbox is not None and inbox.ready else -1
         if inbox is not None:
             inbox.take()  # the scan covers them; what changes from now on is reported again
+        self._scanned_at = time.monotonic()
         self.last = scan(self.sources)
+        self._scan_s = time.monotonic() - self._scanned_at
         self.full_scans += 1
         self._clean = False
         if inbox is not None:
@@ -121,4 +156,4 @@ class Freshness:
         return touched
 
 
-__all__ = ["Freshness"]
+__all__ = ["CHEAP_SCAN_S", "START_WINDOW_S", "Freshness"]

@@ -77,13 +77,14 @@ class Mirror:
         if self.vectors is not None:
             self.vectors.load()
 
-    def sync(self) -> None:
-        """Make the in-memory index match the database; rebuild it when it is unreadable."""
+    def sync(self, reread: bool = True) -> None:
+        """Make the in-memory index match the database; rebuild it when it is unreadable (``reread``: see
+        ``recover``)."""
         try:
             if self.store().generation() != self.generation:
                 self.reload()
         except IndexCorrupt as error:
-            self.recover(error)
+            self.recover(error, reread)
         except IndexUnwritable as error:
             self.move_to_memory(error)
 
@@ -93,11 +94,12 @@ class Mirror:
         self.generation = -1
         self.reload()
 
-    def recover(self, error: BaseException) -> None:
+    def recover(self, error: BaseException, reread: bool = True) -> None:
         """Throw away a corrupt database and start from an empty one (the next refresh rebuilds it).
 
         Under the update lock, and only after checking again: damage met while another process committed
-        may be this process's view of two states at once, not damage on disk (the state is then reloaded).
+        may be this process's view of two states at once, not damage on disk (the state is then read again,
+        once: damage that also changed the stored generation would otherwise be read again forever).
         The database is emptied in place, never deleted from under another process that has it open."""
         name = self.config.name
         if not self.storage.on_disk:
@@ -105,9 +107,9 @@ class Mirror:
             return
         try:
             with exclusive(self.config.lock_path, self.config.lock_timeout_s):
-                if self._changed_since_loaded():
+                if reread and self._changed_since_loaded():
                     self.generation = -1
-                    self.sync()
+                    self.sync(reread=False)
                     return
                 self._start_empty(error)
         except IndexBusy:  # another process is updating it: its commit is the next state to read
