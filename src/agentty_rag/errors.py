@@ -7,6 +7,7 @@ keep a standard base where callers catch that (``except OSError`` also catches `
 AgenttyRagError                  every error agentty-rag defines
 ├── AgenttyError                 the message is meant for the user and says what to do
 │   ├── BackendUnavailable       the configured index backend cannot be used (its extra is not installed)
+│   ├── BackendUnreachable       the index backend's server did not answer (refused, timed out, an error)
 │   ├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
 │   ├── IndexBusy                another process holds the index lock past the timeout
 │   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
@@ -45,6 +46,11 @@ class MalformedValue(AgenttyRagError, ValueError):
 
 class BackendUnavailable(AgenttyError):
     """The index backend the settings name cannot be used; the message says how to make it usable."""
+
+
+class BackendUnreachable(AgenttyError):
+    """The index backend's server did not answer in time, refused, or answered with an error; the message is
+    the short reason (``connection refused at 127.0.0.1:6333``). The local index answers meanwhile."""
 
 
 class BadRequest(AgenttyError):
@@ -133,6 +139,7 @@ __all__ = [
     "AgenttyError",
     "AgenttyRagError",
     "BackendUnavailable",
+    "BackendUnreachable",
     "BadRequest",
     "ClientError",
     "Conflict",

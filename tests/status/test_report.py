@@ -84,6 +84,7 @@ def test_a_fresh_workspace_reads_as_one_line_per_fact() -> None:
             "  skipped: nothing",
             ".agentty/: indexes, locks and settings are machine state, kept out of git by .agentty/.gitignore; "
             "yours to commit: ignore, knowledge/, skills/, memory/ (here: memory/)",
+            "backend: local",
             "dense: off (AGENTTY_RAG_DENSE=0)",
         ]
     )
@@ -109,7 +110,7 @@ def test_verbose_adds_the_index_internals_and_its_roots_in_name_order() -> None:
     ]
 
 
-def test_storage_redactions_vectors_and_skips_each_get_their_line() -> None:
+def test_storage_redactions_vectors_skips_and_the_backend_each_get_their_line() -> None:
     code = _index(
         "code",
         fresh=False,
@@ -121,6 +122,7 @@ def test_storage_redactions_vectors_and_skips_each_get_their_line() -> None:
             {"binary": ("a.bin",), "too large": ("1.py", "2.py", "3.py", "4.py", "5.py")},
         ),
         dense=Vectors("ready", "ready: m", 5, 7),
+        backend="qdrant server http://q:6333, collection agentty_code_1 — answered",
     )
     text = render_status(_report(indexes={"code": code}))
     assert [line for line in text.splitlines()[1:] if not line.startswith(".agentty/")] == [
@@ -132,6 +134,7 @@ def test_storage_redactions_vectors_and_skips_each_get_their_line() -> None:
         "  skipped: 8 (1 binary, 7 too large)",
         "    binary: a.bin",
         "    too large: 1.py, 2.py, 3.py, 4.py, 5.py (+2 more)",
+        "backend: qdrant server http://q:6333, collection agentty_code_1 — answered",
         "dense: off (AGENTTY_RAG_DENSE=0)",
     ]
 

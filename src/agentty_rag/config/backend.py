@@ -36,9 +36,17 @@ class BackendSettings:
     qdrant_timeout_ms: int = integer(
         "AGENTTY_QDRANT_TIMEOUT_MS",
         5000,
-        "Longest wait for one request to the Qdrant server (rounded to whole seconds).",
+        "Longest wait for one request to the Qdrant server (rounded to whole seconds). A server that does not "
+        "answer in time, or refuses, leaves searches to the local index, and says so in their header.",
         low=1000,
         high=60_000,
+    )
+    qdrant_retry_s: int = integer(
+        "AGENTTY_QDRANT_RETRY_S",
+        30,
+        "After the Qdrant server failed to answer, how long searches use the local index before it is asked again.",
+        low=1,
+        high=86_400,
     )
 
 

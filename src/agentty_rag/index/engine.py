@@ -321,7 +321,7 @@ class CorpusIndex(LexicalSearch):
         storage = self._mirror.storage.describe()
         files, scanned = self._mirror.files, self._last_scan
         record = status_of(self.config, files, scanned, self.n_chunks, storage, meta, fresh, stale_reason)
-        return {**record, "freshness": self.freshness.describe()}
+        return {**record, "freshness": self.freshness.describe(), "backend": self._mirror.lexical.describe()}
 
     def flush_manifest(self) -> None:
         """Write the JSON mirror of the manifest if a patch left it behind the database."""

@@ -61,6 +61,8 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     lines.append(_state_line(report.state))
     if report.mcp.enabled:
         lines.extend(_mcp_lines(report.mcp))
+    code = report.indexes.get("code")
+    lines.append(f"backend: {code.backend if code is not None else 'local'}")
     lines.append(f"dense: {report.dense.description}")
     if report.generation:
         lines.append(f"generation: {report.generation}")

@@ -135,6 +135,7 @@ class IndexState:
     dense: Vectors
     freshness: str = ""  # how this process learns of changes (a scan per search, or a watcher)
     selection: tuple[str, ...] = ()  # which files a file cap left out, and by which rule
+    backend: str = "local"  # where its BM25 postings are (a Qdrant server: which, and whether it answered)
 
     @property
     def built(self) -> bool:

@@ -281,6 +281,7 @@ def _qdrant(name: str, places: Places, state_dir: Path) -> QdrantTarget:
         url=s.qdrant_url,
         api_key=s.qdrant_api_key,
         timeout_s=s.qdrant_timeout_ms / 1000,
+        retry_s=float(s.qdrant_retry_s),
     )
 
 

@@ -1,7 +1,8 @@
 """The lexical backends by name: a backend is one module implementing ``LexicalIndex`` and one line here.
 
 ``IndexConfig.lexical`` names the backend an index uses (``sqlite`` unless told otherwise; ``qdrant`` keeps
-the postings in a Qdrant collection, ``index/qdrant/``, and needs the ``qdrant`` extra).
+the postings in a Qdrant collection, ``index/qdrant/``, and needs the ``qdrant`` extra; on a server, the
+postings are also held in memory to answer while it does not: ``index/qdrant/fallback.py``).
 """
 
 from __future__ import annotations
@@ -10,26 +11,37 @@ from collections.abc import Callable
 
 from agentty_rag.index.lexical.protocol import LexicalIndex
 from agentty_rag.index.lexical.sqlite import SqliteLexical
+from agentty_rag.index.qdrant.collection import reach_of
+from agentty_rag.index.qdrant.fallback import ServedLexical
 from agentty_rag.index.qdrant.lexical import QdrantLexical
 from agentty_rag.index.storage.definition import IndexConfig
+from agentty_rag.index.storage.notes import Notes
 from agentty_rag.index.storage.store import Store
 
-# (the index's definition, its database as it is now) -> an empty lexical index.
-LexicalFactory = Callable[[IndexConfig, Callable[[], Store]], LexicalIndex]
+# (the index's definition, its database as it is now, where notes for the next result go) -> an empty
+# lexical index.
+LexicalFactory = Callable[[IndexConfig, Callable[[], Store], Notes], LexicalIndex]
 
 
-def _sqlite(config: IndexConfig, store: Callable[[], Store]) -> LexicalIndex:
+def _sqlite(config: IndexConfig, store: Callable[[], Store], notes: Notes) -> LexicalIndex:
     return SqliteLexical(config.field_names, store)
+
+
+def _qdrant(config: IndexConfig, store: Callable[[], Store], notes: Notes) -> LexicalIndex:
+    if config.qdrant is not None and config.qdrant.url is not None:
+        return ServedLexical(config, store, reach_of(config.qdrant), notes)
+    return QdrantLexical(config, store)
 
 
 BACKENDS: dict[str, LexicalFactory] = {
     "sqlite": _sqlite,
-    "qdrant": QdrantLexical,
+    "qdrant": _qdrant,
 }
 
 
-def lexical_index(config: IndexConfig, store: Callable[[], Store]) -> LexicalIndex:
-    """An empty lexical index of the backend ``config`` names.
+def lexical_index(config: IndexConfig, store: Callable[[], Store], notes: Notes | None = None) -> LexicalIndex:
+    """An empty lexical index of the backend ``config`` names (``notes``: where it tells the next result how
+    it answered; none kept when not given).
 
     Raises:
         ValueError: no backend has that name (the message lists those that do).
@@ -38,7 +50,7 @@ def lexical_index(config: IndexConfig, store: Callable[[], Store]) -> LexicalInd
     if factory is None:
         known = ", ".join(sorted(BACKENDS))
         raise ValueError(f"unknown lexical backend {config.lexical!r}: the backends are {known}")
-    return factory(config, store)
+    return factory(config, store, Notes() if notes is None else notes)
 
 
 __all__ = ["BACKENDS", "LexicalFactory", "lexical_index"]

@@ -72,6 +72,9 @@ class LexicalIndex(Protocol):
 
     field_names: tuple[str, ...]
 
+    def describe(self) -> str:
+        """Where the postings are, for ``status`` (``local``; a Qdrant server, and whether it answered)."""
+
     # -- the documents held ---------------------------------------------------------------------------------
 
     @property

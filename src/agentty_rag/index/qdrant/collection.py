@@ -8,6 +8,11 @@ point, the marker, saying which state of the index it holds.
 Every search scopes its IDF to the points that hold the searched vector (``IdfParams(corpus=...)``): a server
 counts deleted points in N and df until its optimizer vacuums them, and the marker (holding no vector) is
 left out. A collection has one shard: Qdrant keeps IDF statistics per shard.
+
+A server may not answer: every request is bounded by the target's timeout, and a failure (refused, timed out,
+an error status) raises ``BackendUnreachable`` with a short reason. The server then rests (``Reach``): for
+``retry_s`` every request fails at once without touching the network, and the first request after that is
+the new probe, as the dense leg probes its embedder once, rests, and retries.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
+from urllib.parse import urlsplit
 
-from agentty_rag.errors import BackendUnavailable
+from agentty_rag.errors import BackendUnavailable, BackendUnreachable
 from agentty_rag.index.qdrant.target import QdrantTarget
 
 if TYPE_CHECKING:
@@ -31,6 +39,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 PointId = int | str
 # The marker's point id (a UUID: chunk points are numbered by slot).
 MARKER_ID = "00000000-0000-5000-8000-00000000a9e7"
@@ -172,27 +181,113 @@ class EdgeCollection:
         self._held.flush()
 
 
+class Reach:
+    """Whether a server answers: ``not asked``, ``answered`` or ``unreachable`` (and why), and when to ask it
+    again. Thread-safe.
+
+    Args:
+        retry_s: how long the server rests after a failure before the next request goes out.
+        clock: seconds, monotonic (tests give their own).
+    """
+
+    def __init__(self, retry_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.retry_s = retry_s
+        self.state = "not asked"
+        self.reason = ""
+        self._clock = clock
+        self._retry_at: float | None = None
+        self._lock = threading.Lock()
+
+    def resting(self) -> bool:
+        """Whether a request must fail at once: the server failed less than ``retry_s`` ago."""
+        with self._lock:
+            return self._retry_at is not None and self._clock() < self._retry_at
+
+    def answered(self) -> None:
+        with self._lock:
+            self.state, self.reason, self._retry_at = "answered", "", None
+
+    def failed(self, reason: str) -> None:
+        with self._lock:
+            self.state, self.reason, self._retry_at = "unreachable", reason, self._clock() + self.retry_s
+
+
+def failure_reason(error: Exception, url: str, timeout_s: float) -> str:
+    """A short reason for a failed request: ``connection refused at 127.0.0.1:6333``, ``no answer within 5 s
+    at ...``, ``HTTP 503 at ...``."""
+    where = urlsplit(url).netloc or url
+    cause = getattr(error, "source", None) or error.__cause__ or error
+    status = getattr(error, "status_code", None)
+    name = type(cause).__name__
+    if status is not None:
+        what = f"HTTP {status}"
+    elif "Timeout" in name or isinstance(cause, TimeoutError):
+        what = f"no answer within {timeout_s:g} s"
+    elif "refused" in str(cause).lower():
+        what = "connection refused"
+    else:
+        what = str(cause).strip() or name
+    return f"{what} at {where}"
+
+
 class ClientCollection:
     """A collection reached through ``qdrant-client``: on a server, or in its local mode.
 
     Args:
         client: the client (``QdrantClient(url=..., api_key=..., timeout=...)``, or ``QdrantClient(":memory:")``).
         name: the collection's name.
+        reach: whether the server answers (a new one, never resting, when not given).
+        url, timeout_s: the server and the client's timeout, for the reasons of ``BackendUnreachable``.
     """
 
-    def __init__(self, client: qdrant_client.QdrantClient, name: str) -> None:
+    def __init__(
+        self,
+        client: qdrant_client.QdrantClient,
+        name: str,
+        reach: Reach | None = None,
+        url: str = "",
+        timeout_s: float = 5.0,
+    ) -> None:
         from qdrant_client import models
+        from qdrant_client.http.exceptions import ApiException
 
         self._models = models
         self._client = client
         self.name = name
+        self.reach = reach if reach is not None else Reach(0.0)
+        self._failure = ApiException
+        self._url, self._timeout_s = url, timeout_s
+
+    def _call(self, request: Callable[[], T]) -> T:
+        """One request to the server, bounded by the client's timeout.
+
+        Raises:
+            BackendUnreachable: the server is resting after a failure, or this request failed.
+        """
+        if self.reach.resting():
+            raise BackendUnreachable(self.reach.reason)
+        try:
+            answer = request()
+        # qdrant-client raises ResponseHandlingException (refused, timed out) and UnexpectedResponse (an error
+        # status), both ApiException; OSError from a socket it did not wrap.
+        except (self._failure, OSError) as error:
+            reason = failure_reason(error, self._url, self._timeout_s)
+            self.reach.failed(reason)
+            log.warning("the Qdrant server did not answer: %s", reason)
+            raise BackendUnreachable(reason) from error
+        self.reach.answered()
+        return answer
 
     def reset(self, vectors: Sequence[str]) -> None:
         models = self._models
-        if self._client.collection_exists(self.name):
-            self._client.delete_collection(self.name)
+        if self._call(lambda: self._client.collection_exists(self.name)):
+            self._call(lambda: self._client.delete_collection(self.name))
         sparse = {name: models.SparseVectorParams(modifier=models.Modifier.IDF) for name in vectors}
-        self._client.create_collection(self.name, vectors_config={}, sparse_vectors_config=sparse, shard_number=1)
+        self._call(
+            lambda: self._client.create_collection(
+                self.name, vectors_config={}, sparse_vectors_config=sparse, shard_number=1
+            )
+        )
 
     def upsert(self, points: Sequence[SparsePoint]) -> None:
         models = self._models
@@ -205,11 +300,12 @@ class ClientCollection:
                 )
                 for p in points[start : start + _BATCH]
             ]
-            self._client.upsert(self.name, batch, wait=True)
+            self._call(partial(self._client.upsert, self.name, batch, wait=True))
 
     def delete(self, ids: Sequence[PointId]) -> None:
         if ids:
-            self._client.delete(self.name, self._models.PointIdsList(points=list(ids)), wait=True)
+            selector = self._models.PointIdsList(points=list(ids))
+            self._call(lambda: self._client.delete(self.name, selector, wait=True))
 
     def search(
         self, vector: str, indices: list[int], values: list[float], limit: int, ids: Sequence[PointId] | None = None
@@ -217,34 +313,45 @@ class ClientCollection:
         models = self._models
         corpus = models.Filter(must=[models.HasVectorCondition(has_vector=vector)])
         only = None if ids is None else models.Filter(must=[models.HasIdCondition(has_id=list(ids))])
-        found = self._client.query_points(
-            self.name,
-            query=models.SparseVector(indices=indices, values=values),
-            using=vector,
-            limit=limit,
-            query_filter=only,
-            search_params=models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus)),
-            with_payload=False,
+        found = self._call(
+            lambda: self._client.query_points(
+                self.name,
+                query=models.SparseVector(indices=indices, values=values),
+                using=vector,
+                limit=limit,
+                query_filter=only,
+                search_params=models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus)),
+                with_payload=False,
+            )
         )
         return [(p.id if isinstance(p.id, int) else str(p.id), p.score) for p in found.points]
 
     def marker(self) -> str | None:
-        if not self._client.collection_exists(self.name):
+        if not self._call(lambda: self._client.collection_exists(self.name)):
             return None
-        found = self._client.retrieve(self.name, [MARKER_ID], with_payload=True, with_vectors=False)
+        found = self._call(lambda: self._client.retrieve(self.name, [MARKER_ID], with_payload=True, with_vectors=False))
         payload = found[0].payload if found else None
         text = payload.get("marker") if payload else None
         return text if isinstance(text, str) else None
 
     def set_marker(self, text: str) -> None:
         point = self._models.PointStruct(id=MARKER_ID, vector={}, payload={"marker": text})
-        self._client.upsert(self.name, [point], wait=True)
+        self._call(lambda: self._client.upsert(self.name, [point], wait=True))
 
 
 # The collections this process has open, by ``QdrantTarget.key``: the engine lets one handle hold a folder,
 # and every lexical index of the same index (a mirror makes a new one per load) shares it.
 _OPEN: weakref.WeakValueDictionary[str, EdgeCollection | ClientCollection] = weakref.WeakValueDictionary()
 _OPENING = threading.Lock()
+# Whether each server answers, by ``QdrantTarget.key``: kept while the process runs, so a reloaded index does
+# not ask a server that is resting.
+_REACH: dict[str, Reach] = {}
+
+
+def reach_of(target: QdrantTarget) -> Reach:
+    """Whether the server of ``target`` answers, as this process last found."""
+    with _OPENING:
+        return _REACH.setdefault(target.key, Reach(target.retry_s))
 
 
 def open_collection(target: QdrantTarget) -> SparseCollection:
@@ -253,6 +360,7 @@ def open_collection(target: QdrantTarget) -> SparseCollection:
     Raises:
         BackendUnavailable: the ``qdrant`` extra is not installed.
     """
+    reach = reach_of(target) if target.url is not None else None
     with _OPENING:
         held = _OPEN.get(target.key)
         if held is not None:
@@ -266,8 +374,9 @@ def open_collection(target: QdrantTarget) -> SparseCollection:
             except ImportError:
                 raise BackendUnavailable(_INSTALL) from None
             timeout = max(1, round(target.timeout_s))
-            client = QdrantClient(url=target.url, api_key=target.api_key, timeout=timeout)
-            opened = ClientCollection(client, target.collection)
+            # No version check: it asks the server from a thread of its own, and a failure is ours to tell.
+            client = QdrantClient(url=target.url, api_key=target.api_key, timeout=timeout, check_compatibility=False)
+            opened = ClientCollection(client, target.collection, reach, target.url, timeout)
         _OPEN[target.key] = opened
         return opened
 
@@ -277,7 +386,10 @@ __all__ = [
     "ClientCollection",
     "EdgeCollection",
     "PointId",
+    "Reach",
     "SparseCollection",
     "SparsePoint",
+    "failure_reason",
     "open_collection",
+    "reach_of",
 ]

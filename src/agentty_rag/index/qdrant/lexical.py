@@ -85,6 +85,9 @@ class QdrantLexical:
                 self._opened = open_collection(self._target)
         return self._opened
 
+    def describe(self) -> str:
+        return self._target.describe() if self._target is not None else "qdrant"
+
     # -- the documents held ---------------------------------------------------------------------------------
 
     @property
@@ -110,6 +113,13 @@ class QdrantLexical:
 
     def builder(self) -> _Build:
         return _Build(self)
+
+    def catch_up(self, store: Store) -> None:
+        """Make the collection hold the state this index holds, after writes it missed (a server that did not
+        answer): written anew when its marker differs."""
+        marker = self._marker(meta_int(store.meta(), "vocab_size"))
+        if self._collection.marker() != marker:
+            self._rewrite(dict(store.delta_terms(self.field_names, 0)), marker)
 
     def patch(
         self,

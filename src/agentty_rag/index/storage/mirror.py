@@ -41,7 +41,7 @@ class Mirror:
         self.config = config
         self.notes = notes
         self.storage = Storage(config, notes)
-        self.lexical = lexical_index(config, self.store)
+        self.lexical = lexical_index(config, self.store, notes)
         self.generation = -1
         self.files: dict[str, FileRow] = {}
         self.views = Views(self.storage.open, config.field_names)
@@ -64,7 +64,7 @@ class Mirror:
 
     def _load(self, store: Store) -> None:
         meta = store.meta()
-        self.lexical = lexical_index(self.config, self.store)
+        self.lexical = lexical_index(self.config, self.store, self.notes)
         self.generation = meta_int(meta, "generation")
         self.views.forget()
         if meta.get("profile", dumps(self.config.profile())) != dumps(self.config.profile()):

@@ -226,7 +226,7 @@ def _rebuild(
     keys = sorted(found.stamps)
     jobs = [(found.owners[key], found.stamps[key], mirror.config.chunking) for key in keys]
     prepared = prepare_all(jobs, tokenizer, mirror.notes.warn)
-    lexical = lexical_index(mirror.config, mirror.store)
+    lexical = lexical_index(mirror.config, mirror.store, mirror.notes)
     files, chunks = rebuild(store, mirror.config, found, prepared, tell, lexical)
     mirror.lexical = lexical
     mirror.committed(store, files)
