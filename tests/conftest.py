@@ -259,21 +259,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture
-def snapshot(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
-    """``snapshot(name, text)``: ``text`` must equal ``tests/snapshots/NAME`` (a formatting change shows as a
-    diff); ``pytest --update-snapshots`` writes it instead."""
+def snapshot(request: pytest.FixtureRequest) -> Callable[[str, str], str]:
+    """``snapshot(name, text)``: the text stored in ``tests/snapshots/NAME``, for the test to compare ``text``
+    with (a formatting change shows as a diff); ``pytest --update-snapshots`` stores ``text`` there instead."""
     update = bool(request.config.getoption("--update-snapshots"))
 
-    def check(name: str, text: str) -> None:
+    def stored(name: str, text: str) -> str:
         path = SNAPSHOTS / name
         if update:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            return
-        assert path.exists(), f"no snapshot {path.name}: run pytest --update-snapshots, then review it"
-        assert text == path.read_text(encoding="utf-8"), f"differs from {path.name} (pytest --update-snapshots)"
+        if not path.exists():
+            pytest.fail(f"no snapshot {path.name}: run pytest --update-snapshots, then review it")
+        return path.read_text(encoding="utf-8")
 
-    return check
+    return stored
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,7 +16,7 @@ def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]
     return run_main("agentty_rag", root, args, env)
 
 
-def test_search_docs_prints_ranked_cited_passages(tmp_path: Path, snapshot: Callable[[str, str], None]) -> None:
+def test_search_docs_prints_ranked_cited_passages(tmp_path: Path, snapshot: Callable[[str, str], str]) -> None:
     result = _run(
         tmp_path,
         "search-docs",
@@ -31,7 +31,7 @@ def test_search_docs_prints_ranked_cited_passages(tmp_path: Path, snapshot: Call
         **fixture_env(),
     )
     assert result.returncode == 0, result.stderr
-    snapshot("cli_search_docs_artifacts.txt", result.stdout)
+    assert result.stdout == snapshot("cli_search_docs_artifacts.txt", result.stdout)
     assert result.stderr == ""
 
 

@@ -15,7 +15,7 @@ from agentty_rag.render import render_explanation
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL, fixture_env
 
-Snapshot = Callable[[str, str], None]
+Snapshot = Callable[[str, str], str]
 
 
 @pytest.fixture(scope="module")
@@ -36,30 +36,31 @@ def code_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
 
 def test_search_docs_answers_a_question_with_cited_passages(docs_ws: Workspace, snapshot: Snapshot) -> None:
     outcome = docs_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3)
-    snapshot("search_docs_config_reload.txt", outcome.text)
+    assert outcome.text == snapshot("search_docs_config_reload.txt", outcome.text)
 
 
 def test_search_docs_in_memory_and_skills(docs_ws: Workspace, snapshot: Snapshot) -> None:
-    snapshot("search_docs_memory.txt", docs_ws.search_docs("staging port", k=2, sources=["memory"]).text)
-    snapshot(
-        "search_docs_skills.txt", docs_ws.search_docs("release checklist tag changelog", k=2, sources=["skills"]).text
-    )
+    memory = docs_ws.search_docs("staging port", k=2, sources=["memory"]).text
+    assert memory == snapshot("search_docs_memory.txt", memory)
+    skills = docs_ws.search_docs("release checklist tag changelog", k=2, sources=["skills"]).text
+    assert skills == snapshot("search_docs_skills.txt", skills)
 
 
 def test_search_docs_structured_answer(docs_ws: Workspace, snapshot: Snapshot) -> None:
     outcome = docs_ws.search_docs("which bucket permissions does the artifact store need", k=2)
-    snapshot("search_docs_artifacts.json", json.dumps(outcome.structured, indent=2, ensure_ascii=False) + "\n")
+    structured = json.dumps(outcome.structured, indent=2, ensure_ascii=False) + "\n"
+    assert structured == snapshot("search_docs_artifacts.json", structured)
 
 
 def test_search_code_answers_with_excerpts_of_definitions(code_ws: Workspace, snapshot: Snapshot) -> None:
-    snapshot(
-        "search_code_signing_keys.txt", code_ws.search_code("rotate the signing keys before they expire", k=3).text
-    )
-    outcome = code_ws.search_code("retry with exponential backoff", k=3, language="go")
-    snapshot("search_code_backoff_go.txt", outcome.text)
+    keys = code_ws.search_code("rotate the signing keys before they expire", k=3).text
+    assert keys == snapshot("search_code_signing_keys.txt", keys)
+    backoff = code_ws.search_code("retry with exponential backoff", k=3, language="go").text
+    assert backoff == snapshot("search_code_backoff_go.txt", backoff)
 
 
 def test_search_code_explained(code_ws: Workspace, snapshot: Snapshot) -> None:
     outcome = code_ws.search_code("refresh an expired access token", k=3)
     explained = render_explanation(outcome.explanations, found_by=outcome.found_by, legs=outcome.legs)
-    snapshot("search_code_refresh_token_explained.txt", outcome.text + "\n\n" + explained + "\n")
+    shown = outcome.text + "\n\n" + explained + "\n"
+    assert shown == snapshot("search_code_refresh_token_explained.txt", shown)

@@ -15,6 +15,19 @@ def _root(text: str) -> Path:
     return Path(text) if text.strip() else EMPTY_ROOT
 
 
+def _search_options(command: argparse.ArgumentParser, query_help: str, what: str, scope_help: str) -> None:
+    """The query, ``-k`` and ``--scope`` of a search command."""
+    command.add_argument("query", nargs="+", help=query_help)
+    command.add_argument("-k", type=int, default=8, help=f"{what} to return (1-50, default 8)")
+    command.add_argument("--scope", help=scope_help)
+
+
+def _output_options(command: argparse.ArgumentParser) -> None:
+    """How a search command prints its result."""
+    command.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    command.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line's arguments: the commands, each with its options."""
     parser = argparse.ArgumentParser(
@@ -40,20 +53,14 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765, help="HTTP port")
 
     docs = commands.add_parser("search-docs", parents=[rooted], help="search docs, skills and memory")
-    docs.add_argument("query", nargs="+", help="what you are looking for")
-    docs.add_argument("-k", type=int, default=8, help="passages to return (1-50, default 8)")
-    docs.add_argument("--scope", help="only this file or folder of the docs")
+    _search_options(docs, "what you are looking for", "passages", "only this file or folder of the docs")
     docs.add_argument("--sources", help="comma-separated: docs,skills,memory,mcp (default: all)")
-    docs.add_argument("--json", action="store_true", help="print the structured result as JSON")
-    docs.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
+    _output_options(docs)
 
     code = commands.add_parser("search-code", parents=[rooted], help="search source code by meaning")
-    code.add_argument("query", nargs="+", help="what the code does")
-    code.add_argument("-k", type=int, default=8, help="results to return (1-50, default 8)")
-    code.add_argument("--scope", help="only this file or folder (relative to the workspace root)")
+    _search_options(code, "what the code does", "results", "only this file or folder (relative to the workspace root)")
     code.add_argument("--language", help="only this language (python, typescript, go ...)")
-    code.add_argument("--json", action="store_true", help="print the structured result as JSON")
-    code.add_argument("--explain", action="store_true", help="also print each ranking feature's contribution")
+    _output_options(code)
 
     index = commands.add_parser("index", parents=[rooted], help="bring the indexes up to date now (and embed them)")
     index.add_argument(

@@ -10,7 +10,7 @@ previous index.
 ``CorpusIndex`` is the facade: it holds the lock, and leaves the work to ``refresh`` (what changed, then
 ``update``: a rebuild or a patch, from what ``ingest`` reads), ``mirror`` (the in-memory index kept equal
 to the database that ``storage`` opens), ``views`` (what searches read once per state), the lexical index
-(a ``LexicalIndex``, read through ``lexical_search``), a ``VectorStore`` (the embeddings) and ``status``.
+(a ``LexicalIndex``, read through ``lexical.search``), a ``VectorStore`` (the embeddings) and ``status``.
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ MIN_GAIN = 0.01
 # The probes' searches: as many passages as a tool call asks for by default.
 PROBE_K = 10
 
+# The lead of a verdict that keeps an index's searches to the lexical leg (beside ``fusion.HYBRID`` and
+# ``fusion.DENSE_LED``).
 LEXICAL = "lexical"
-# The three ways of searching an index, in the order a verdict reports them.
-LEADS = (LEXICAL, HYBRID, DENSE_LED)
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,6 @@ def probe_ranks(
 
 
 __all__ = [
-    "LEADS",
     "LEXICAL",
     "MIN_GAIN",
     "MIN_PROBES",

@@ -121,8 +121,7 @@ def guarded_stdio() -> Iterator[None]:
     from_sdk_read, from_sdk_write = os.pipe()
     os.dup2(to_sdk_read, 0)
     os.dup2(from_sdk_write, 1)
-    os.close(to_sdk_read)
-    own_write = from_sdk_write  # kept: the end marker follows the SDK's last line through it
+    os.close(to_sdk_read)  # from_sdk_write stays open: the end marker follows the SDK's last line through it
     lines: queue.Queue[bytes | None] = queue.Queue()
     writer = threading.Thread(target=_write_lines, args=(lines, real_out), name="agentty-stdout", daemon=True)
     reader = threading.Thread(
@@ -138,10 +137,10 @@ def guarded_stdio() -> Iterator[None]:
         # and the relay hands the writer those last lines before it stops.
         os.dup2(real_out, 1)
         with contextlib.suppress(OSError):
-            os.write(own_write, _END)
+            os.write(from_sdk_write, _END)
         relay.join(10)
         with contextlib.suppress(OSError):
-            os.close(own_write)
+            os.close(from_sdk_write)
         lines.put(None)
         writer.join(10)
         os.dup2(real_in, 0)

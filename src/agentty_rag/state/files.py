@@ -5,7 +5,7 @@ A read never follows a link, never opens a FIFO or a device (it would block, or 
 from a ``.agentty/`` that links out of the workspace, reads at most ``max_bytes``, and turns anything it
 cannot parse (not UTF-8, not JSON, nested past the parser's depth) into a problem string, never an
 exception. A write goes to a new temporary file with an unpredictable name (opened with ``O_EXCL``, never
-through a link) that is renamed over the file, into a ``.agentty/`` made by ``state_dir.make``.
+through a link) that is renamed over the file, into a ``.agentty/`` made by ``state.folder.make``.
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
-"""The parts of a workspace's search beside ``Workspace`` itself: one index's attempt, the answer made from
-the attempts, and the builds that run outside a request."""
+"""One workspace's searches end to end: its folders and indexes, a search's request checked, the dense leg and
+its check, the answer fitted to the budget and rendered. The server, the command line and the hook are thin edges
+over it."""

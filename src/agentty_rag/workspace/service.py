@@ -22,8 +22,9 @@ from agentty_rag.budget import BudgetConfig
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.vectors.dense import Vector
 from agentty_rag.retrieve.generator import close_generators
-from agentty_rag.retrieve.parsed import parse_query
+from agentty_rag.retrieve.parsed import ParsedQuery, parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
 from agentty_rag.state import feedback
 from agentty_rag.workspace.answer import outcome_of
@@ -121,9 +122,7 @@ class Workspace:
             return self._rank(name, request)
         index = self.index(name)
         wait = self.settings.build_wait_ms / 1000 if request.wait_s is None else request.wait_s
-        parsed = parse_query(request.query, index.tokenizer)  # the one reading of the query: all below get this
-        wanted = self.dense.wanted(index, parsed)
-        vector, degraded = self.dense.query_vector(request.query) if wanted else (None, "")
+        parsed, vector, degraded = self._read_query(index, request)
         lookup = Lookup(request, parsed, name, index, vector, degraded, time.monotonic() + wait)
         try:
             attempt = self._attempt(lookup)
@@ -188,11 +187,18 @@ class Workspace:
         vector = self.dense.checked(index, lookup.vector)  # None when the leg check keeps this index lexical
         return search(index, lookup.parsed, request.k, request.filters, self.plan(index), vector, self.embed)
 
+    def _read_query(self, index: CorpusIndex, request: SearchRequest) -> tuple[ParsedQuery, Vector | None, str]:
+        """The query read once for the index (everything below gets this), and its embedding when a search of
+        the index would use it (None otherwise) with why the dense leg gave none ("" when it did or was not
+        asked)."""
+        parsed = parse_query(request.query, index.tokenizer)
+        vector, degraded = self.dense.query_vector(request.query) if self.dense.wanted(index, parsed) else (None, "")
+        return parsed, vector, degraded
+
     def _rank(self, name: str, request: SearchRequest) -> Attempt:
         """rag-bench's ranking: the index as it stands (no refresh, no notes), the ranking's own mode."""
         index = self.index(name)
-        parsed = parse_query(request.query, index.tokenizer)
-        vector = self.dense.query_vector(request.query)[0] if self.dense.wanted(index, parsed) else None
+        parsed, vector, _ = self._read_query(index, request)
         self.dense.use_profile(index)
         with index.reading():
             vector = self.dense.checked(index, vector)

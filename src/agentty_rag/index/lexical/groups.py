@@ -1,5 +1,5 @@
 """BM25 of groups of slots — the files chunks come from — each group scored as one document, over the postings
-of the SQLite backend (``lexical.Postings``).
+of the SQLite backend (``inverted.Postings``).
 
 A group's term frequency in a field is the sum over its live slots (1 for a whole field such as the path,
 whose text is the group's own), and the statistics (number of documents, document frequency, average

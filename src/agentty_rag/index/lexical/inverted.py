@@ -85,7 +85,7 @@ class FieldIndex:
 
 class Postings:
     """BM25 over several weighted fields, with slot-level add and remove: the postings of the SQLite
-    backend (``sqlite_lexical.SqliteLexical``), and the scoring of its chunks."""
+    backend (``sqlite.SqliteLexical``), and the scoring of its chunks."""
 
     def __init__(self, fields: Sequence[str]) -> None:
         self.field_names = tuple(fields)

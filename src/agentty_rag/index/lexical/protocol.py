@@ -6,8 +6,8 @@ patch, how a query scores (every slot, given candidate slots, files, a text that
 the statistics of terms (their ids, how many documents hold them). Statistics are always those of the live
 documents, so a patched index scores like a fresh build of the same chunks.
 
-The SQLite backend (``sqlite_lexical.SqliteLexical``) keeps postings in memory and their compacted form in
-the ``.ragdb`` file; ``lexical_backends`` names every backend. Nothing outside ``index/`` sees a backend: a
+The SQLite backend (``sqlite.SqliteLexical``) keeps postings in memory and their compacted form in
+the ``.ragdb`` file; ``backends`` names every backend. Nothing outside ``index/`` sees a backend: a
 search reads its scores through ``LexicalScores``.
 """
 

@@ -1,4 +1,4 @@
-"""The SQLite backend of the lexical index: postings in memory (``lexical.Postings``), their compacted form in
+"""The SQLite backend of the lexical index: postings in memory (``inverted.Postings``), their compacted form in
 the ``.ragdb`` file.
 
 The ``segments`` table holds each field's compacted postings and every slot's length; chunks added since the

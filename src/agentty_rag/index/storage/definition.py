@@ -34,7 +34,7 @@ class IndexConfig:
         persist: False keeps the index in memory only (nothing under ``.agentty/``): for sources that must
             never be written to disk, such as other MCP servers' resources.
         scoring: BM25 parameters of its chunks and files (query time only: a change needs no rebuild).
-        vector_store: where its embeddings are kept (a name in ``vector_stores.VECTOR_STORES``).
+        vector_store: where its embeddings are kept (a name in ``vectors.stores.VECTOR_STORES``).
         lexical: the backend of its lexical index (a name in ``lexical.backends.BACKENDS``).
         qdrant: where the ``qdrant`` backend keeps its collection (None: the index does not use it).
     """

@@ -170,6 +170,8 @@ class Store(Database):
     def meta(self) -> dict[str, str]:
         """The ``meta`` table; ``IndexCorrupt`` when it does not match the checksum kept with it."""
         meta = dict(self.run("SELECT key, value FROM meta"))
+        if not all(isinstance(key, str) and isinstance(value, str) for key, value in meta.items()):
+            raise IndexCorrupt(f"the header of {self.path.name} holds a value that is not text")  # a flipped type
         stored = meta.pop(_META_SUM, None)
         if stored is not None and stored != _meta_checksum(meta):
             raise IndexCorrupt(f"the header of {self.path.name} does not match its checksum")

@@ -6,7 +6,7 @@ speaks ids only. The index asks it to ``load`` what is stored after it opens and
 the chunks that left, which chunks are still ``missing`` a vector (and to ``put`` their vectors once embedded),
 and, while it searches, for the ``similarities`` of the chunks it may return (in the order it asks;
 ``best_of`` takes a search's candidates from them) and the ``coverage``. A ``VectorBackend`` makes stores
-(``vector_stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
+(``stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
 (``sqlite.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
 unchanged chunk is never embedded twice.
 """
@@ -78,7 +78,7 @@ class VectorBackend(Protocol):
     """Makes the ``VectorStore`` of a profile over an index's database, and keeps the vectors of every profile.
 
     A new backend is one module implementing this (a class whose constructor makes the store will do), plus
-    its line in ``vector_stores.VECTOR_STORES``.
+    its line in ``stores.VECTOR_STORES``.
     """
 
     def __call__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> VectorStore:

@@ -1,4 +1,4 @@
-"""The ``VectorStore`` kept in the index database (the ``sqlite`` backend of ``vector_stores``), and the upkeep
+"""The ``VectorStore`` kept in the index database (the ``sqlite`` backend of ``stores``), and the upkeep
 of its ``vectors`` table.
 
 ``vectors(profile, hash, vector)`` holds float16 embeddings keyed by embedding profile and the hash of the

@@ -1,6 +1,6 @@
 """Where an index keeps its vectors: ``IndexConfig.vector_store`` names one of ``VECTOR_STORES``.
 
-A new backend is its module (a ``vectors.VectorBackend``) and one line here.
+A new backend is its module (a ``base.VectorBackend``) and one line here.
 """
 
 from __future__ import annotations
