@@ -13,8 +13,9 @@ AgenttyRagError                  every error agentty-rag defines
 │   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
 │   ├── IndexFull                the disk is full: the update is not written, the committed index answers
 │   ├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
-│   └── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
-│                                lives in memory for the process
+│   ├── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
+│   │                            lives in memory for the process
+│   └── NotPublished             the shared index holds no finished publish a machine can start from
 ├── MalformedValue (ValueError)  config: an AGENTTY_* value does not parse; the default is used, with a warning
 ├── UnsafeFile (OSError)         fsguard: a path that must not be opened (a link out of its folder, not a file)
 ├── EmbeddingError               index.dense: an embedding request failed; the dense leg reports why
@@ -46,6 +47,11 @@ class MalformedValue(AgenttyRagError, ValueError):
 
 class BackendUnavailable(AgenttyError):
     """The index backend the settings name cannot be used; the message says how to make it usable."""
+
+
+class NotPublished(AgenttyError):
+    """The shared index's collection holds no finished publish this machine can start from (nothing published,
+    being written, other index settings, a point it cannot read); the message says which."""
 
 
 class BackendUnreachable(AgenttyError):
@@ -152,6 +158,7 @@ __all__ = [
     "JsoncError",
     "MalformedValue",
     "ManifestError",
+    "NotPublished",
     "QueriesError",
     "ResourceServerError",
     "ResultFileError",

@@ -110,7 +110,7 @@ def test_the_command_line_reference_covers_every_command_of_both_programs() -> N
         assert f"### `agentty-rag {command}`" in text
     for command in ("docs", "code", "suite", "make-suite", "scale"):
         assert f"### `rag-bench {command}`" in text
-    assert "agentty-rag [--root DIR] index [docs|code|all] [--rebuild] [--dry-run]" in text
+    assert "agentty-rag [--root DIR] index [docs|code|all] [--rebuild] [--backend local|qdrant] [--dry-run]" in text
     assert "agentty-rag [--root DIR] init claude-code|codex|cursor|vscode|gemini|windsurf|opencode" in text
 
 

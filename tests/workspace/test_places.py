@@ -52,7 +52,7 @@ def test_the_qdrant_backend_keeps_only_the_code_index_in_a_collection(tmp_path: 
     assert (docs.lexical, docs.qdrant) == ("sqlite", None)
     assert code.lexical == "qdrant" and code.qdrant is not None
     assert (code.qdrant.url, code.qdrant.path) == (None, places.state_dir / "qdrant" / "code")
-    server = index_config(
+    shared = index_config(
         "code",
         _places(
             tmp_path,
@@ -61,9 +61,31 @@ def test_the_qdrant_backend_keeps_only_the_code_index_in_a_collection(tmp_path: 
             AGENTTY_QDRANT_API_KEY="k",
             AGENTTY_QDRANT_TIMEOUT_MS="2500",
         ),
-    ).qdrant
-    assert server is not None and (server.url, server.api_key, server.timeout_s) == ("http://qdrant:6333", "k", 2.5)
-    assert server.collection.startswith("agentty_code_") and server.collection == code.qdrant.collection
+    )
+    # with a server, the code index starts from the shared index and keeps its postings locally
+    assert (shared.lexical, shared.qdrant) == ("sqlite", None)
+    target = shared.shared
+    assert target is not None and (target.url, target.api_key, target.timeout_s) == ("http://qdrant:6333", "k", 2.5)
+    assert target.collection == f"agentty_{tmp_path.name}_main"  # no git remote: the folder names the repository
+    named = index_config(
+        "code",
+        _places(
+            tmp_path,
+            AGENTTY_RAG_BACKEND="qdrant",
+            AGENTTY_QDRANT_URL="http://qdrant:6333",
+            AGENTTY_QDRANT_BRANCH="release/2.x",
+        ),
+    ).shared
+    assert named is not None and named.collection == f"agentty_{tmp_path.name}_release-2.x"
+    chosen = index_config(
+        "code",
+        _places(tmp_path, AGENTTY_RAG_BACKEND="qdrant", AGENTTY_QDRANT_URL="file:q", AGENTTY_QDRANT_COLLECTION="team"),
+    ).shared
+    assert chosen is not None and chosen.collection == "team"
+    assert (
+        index_config("docs", _places(tmp_path, AGENTTY_RAG_BACKEND="qdrant", AGENTTY_QDRANT_URL="file:q")).shared
+        is None
+    )
 
 
 def test_each_index_reads_the_kinds_the_registry_puts_in_it(tmp_path: Path) -> None:

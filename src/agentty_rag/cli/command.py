@@ -6,6 +6,7 @@ Only ``serve`` imports the MCP SDK: searching and indexing from the terminal sta
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -70,8 +71,9 @@ class _Progress:
             self.bar = None
 
 
-def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
-    """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed."""
+def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool, publish: bool = False) -> int:
+    """Bring the indexes up to date (or, with --dry-run, show what they would read), then embed; with
+    ``publish``, write the code index to the shared collection."""
     from agentty_rag.render import counted
     from agentty_rag.status.report import preview
 
@@ -117,7 +119,25 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool) -> int:
                 print(f"{name}: leg check: {workspace.dense_status(name)['leg_check']}")
     if workspace.dense.status.state != "ready":
         print(f"dense: {workspace.dense.describe()}")
+    if publish and "code" in names:
+        _publish(workspace)
     return 0
+
+
+def _publish(workspace: Any) -> None:
+    """Publish the code index to its shared collection, and say what was sent."""
+    from agentty_rag.index.qdrant.shared import Provenance
+    from agentty_rag.workspace.repository import current_commit, repository_name
+
+    root = workspace.root
+    provenance = Provenance(current_commit(root), workspace.settings.qdrant_branch, repository_name(root))
+    report = workspace.index("code").publish(provenance)
+    how = f"made anew ({report.recreated})" if report.recreated else "patched"
+    print(
+        f"code: published to the Qdrant collection {report.collection}, {how} — {report.sent} files sent "
+        f"({report.chunks} chunks, {report.vectors} with a dense vector), {report.unchanged} unchanged, "
+        f"{report.removed} removed, commit {provenance.commit[:12] or 'unknown'}, in {report.seconds:.2f} s"
+    )
 
 
 def _proactive(workspace: Any, mode: str | None) -> int:
@@ -214,7 +234,7 @@ def _run(args: argparse.Namespace, workspace: Any, located: Located, settings: S
     if args.command in ("search-docs", "search-code"):
         return _search(args, workspace)
     if args.command == "index":
-        return _index(workspace, args.which, args.rebuild, args.dry_run)
+        return _index(workspace, args.which, args.rebuild, args.dry_run, args.backend == "qdrant")
     if args.command == "proactive":
         return _proactive(workspace, args.mode)
     if args.command == "init":
@@ -250,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from agentty_rag.workspace.service import Workspace
 
+    if args.command == "index" and args.backend is not None:
+        settings = dataclasses.replace(settings, backend=args.backend)
     workspace = Workspace(located.root, settings, start=located.start)
     try:
         return _run(args, workspace, located, settings)

@@ -68,6 +68,12 @@ def parser() -> argparse.ArgumentParser:
     )
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch instead of updating")
     index.add_argument(
+        "--backend",
+        choices=("local", "qdrant"),
+        help="qdrant: then publish the code index to the shared collection at AGENTTY_QDRANT_URL (what CI runs "
+        "on a merge: only files the collection does not hold are sent); default: AGENTTY_RAG_BACKEND",
+    )
+    index.add_argument(
         "--dry-run", action="store_true", help="list what would be indexed (by folder and language, the largest files)"
     )
 

@@ -12,20 +12,21 @@ from agentty_rag.config.variables import choice, integer, text
 
 @dataclass(frozen=True)
 class BackendSettings:
-    """Backend: where the code index keeps its BM25 postings."""
+    """Backend: where the code index comes from: built here, or started from a shared index on Qdrant."""
 
     backend: str = choice(
         "AGENTTY_RAG_BACKEND",
         "local",
-        "Where the code index's BM25 postings live: `local` (the index database under `.agentty/`) or "
-        "`qdrant` (a Qdrant collection; needs `pip install 'agentty-rag[qdrant]'`). Scores are the same.",
+        "The code index's backend: `local` (the index database under `.agentty/`) or `qdrant` (needs "
+        "`pip install 'agentty-rag[qdrant]'`): with `AGENTTY_QDRANT_URL`, the shared index published there, with "
+        "the working tree overlaid; without, the BM25 postings in Qdrant's engine in-process. Scores are the same.",
         choices=("local", "qdrant"),
     )
     qdrant_url: str | None = text(
         "AGENTTY_QDRANT_URL",
         None,
-        "The Qdrant server of the `qdrant` backend (`http://host:6333`). Unset: Qdrant's engine runs "
-        "in-process, its collection in `.agentty/qdrant/`.",
+        "The Qdrant server holding the shared index (`http://host:6333`; `file:DIR` for qdrant-client's local "
+        "mode, one process at a time). Unset: Qdrant's engine runs in-process, its collection in `.agentty/qdrant/`.",
     )
     qdrant_api_key: str | None = text(
         "AGENTTY_QDRANT_API_KEY",
@@ -47,6 +48,18 @@ class BackendSettings:
         "After the Qdrant server failed to answer, how long searches use the local index before it is asked again.",
         low=1,
         high=86_400,
+    )
+    qdrant_collection: str | None = text(
+        "AGENTTY_QDRANT_COLLECTION",
+        None,
+        "The shared index's collection. Unset: `agentty_<repository>_<branch>`, the repository named by its "
+        "`origin` remote (else its folder), the branch by `AGENTTY_QDRANT_BRANCH`.",
+    )
+    qdrant_branch: str = text(
+        "AGENTTY_QDRANT_BRANCH",
+        "main",
+        "The branch whose shared index a machine starts from and `agentty-rag index --backend qdrant` "
+        "publishes (a feature branch starts from main's, its own changes overlaid).",
     )
 
 

@@ -25,10 +25,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import BackendUnavailable, IndexCorrupt
 from agentty_rag.index.lexical.scores import LexicalScores
 from agentty_rag.index.lexical.search import LexicalSearch
 from agentty_rag.index.lexical.tokenize import Tokenizer
+from agentty_rag.index.qdrant.shared import Provenance, Published
+from agentty_rag.index.qdrant.start import SharedStart
 from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.freshness import Freshness
 from agentty_rag.index.storage.manifest import Scan, diff, scan, stale_reason
@@ -64,6 +66,7 @@ class CorpusIndex(LexicalSearch):
         self._tokenized: dict[str, frozenset[str]] = {}
         self.last_refresh = RefreshReport()
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
+        self.shared = None if config.shared is None else SharedStart(config.shared, self._notes)
 
     @contextlib.contextmanager
     def reading(self, timeout: float | None = None) -> Iterator[bool]:
@@ -124,6 +127,9 @@ class CorpusIndex(LexicalSearch):
             self._mirror.sync()
             tell(0, 0, "scanning")
             try:
+                if self.shared is not None and build and not force_rebuild:
+                    # A build may start from the shared index; a server's request never waits for one.
+                    self.shared.start(self._mirror, tell)
                 reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
                 fresh, tokenizer = self.freshness, self._tokenizer
                 report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
@@ -321,17 +327,33 @@ class CorpusIndex(LexicalSearch):
         storage = self._mirror.storage.describe()
         files, scanned = self._mirror.files, self._last_scan
         record = status_of(self.config, files, scanned, self.n_chunks, storage, meta, fresh, stale_reason)
-        return {**record, "freshness": self.freshness.describe(), "backend": self._mirror.lexical.describe()}
+        backend = self._mirror.lexical.describe() if self.shared is None else self.shared.describe(self._mirror)
+        return {**record, "freshness": self.freshness.describe(), "backend": backend}
 
     def flush_manifest(self) -> None:
         """Write the JSON mirror of the manifest if a patch left it behind the database."""
         with self._lock:
             self._mirror.flush_manifest()
 
+    def publish(self, provenance: Provenance) -> Published:
+        """Write this index to its shared collection (refresh and embed it first).
+
+        Raises:
+            BackendUnavailable: the index has no shared collection (no ``AGENTTY_QDRANT_URL``), or no extra.
+            BackendUnreachable: the server did not answer.
+        """
+        if self.shared is None:
+            raise BackendUnavailable("publishing needs the Qdrant backend with a server: set AGENTTY_QDRANT_URL")
+        with self._lock:
+            self._mirror.sync()
+            return self.shared.publish(self._mirror, provenance)
+
     def close(self) -> None:
         with self._lock:
             self._mirror.flush_manifest()
             self._mirror.storage.close()
+            if self.shared is not None:
+                self.shared.close()
 
 
 __all__ = ["CorpusIndex", "FileGroups", "IndexConfig", "LexicalScores", "RefreshReport"]

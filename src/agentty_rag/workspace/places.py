@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import xxhash
-
 from agentty_rag.chunking import ChunkingConfig
 from agentty_rag.config import VARIABLES, Settings
 from agentty_rag.index.lexical.fields import CODE_FIELDS, CODE_SCORING, DOCS_FIELDS, DOCS_SCORING
@@ -32,6 +30,7 @@ from agentty_rag.sources.memory import MemorySource
 from agentty_rag.sources.skills import SkillsSource
 from agentty_rag.sources.walker import folder_boundary
 from agentty_rag.status.types import Folder, Folders, FoundFolder, OneFolder, RootFolder, SourceFolders
+from agentty_rag.workspace.repository import collection_name, repository_name
 
 
 @dataclass(frozen=True)
@@ -253,7 +252,9 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
     s = places.settings
     state_dir = places.state_dir if state_dir is None else state_dir
     persist = all(kind.kept for kind in kinds)
-    qdrant = _qdrant(name, places, state_dir) if code and persist and s.backend == "qdrant" else None
+    qdrant = s.backend == "qdrant" and code and persist
+    shared = _shared(places) if qdrant and s.qdrant_url is not None else None
+    postings = _qdrant(name, places, state_dir) if qdrant and shared is None else None
     return IndexConfig(
         name=name,
         state_dir=state_dir,
@@ -265,19 +266,24 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
         roots=roots,
         persist=persist,
         scoring=CODE_SCORING if code else DOCS_SCORING,
-        lexical="sqlite" if qdrant is None else "qdrant",
-        qdrant=qdrant,
+        lexical="sqlite" if postings is None else "qdrant",
+        qdrant=postings,
+        shared=shared,
     )
 
 
 def _qdrant(name: str, places: Places, state_dir: Path) -> QdrantTarget:
-    """Where the code index's Qdrant collection is: in-process under ``.agentty/qdrant/``, or on the server
-    the settings name (a collection per workspace and index)."""
+    """Where the code index keeps its postings in Qdrant's engine in-process: under ``.agentty/qdrant/``."""
+    return QdrantTarget(path=state_dir / "qdrant" / name, collection=name)
+
+
+def _shared(places: Places) -> QdrantTarget:
+    """The shared index the code index starts from: its server and the collection of the repository's branch."""
     s = places.settings
-    workspace = xxhash.xxh3_64_hexdigest(str(places.root).encode("utf-8", "surrogatepass"))
+    name = s.qdrant_collection or collection_name(repository_name(places.root), s.qdrant_branch)
     return QdrantTarget(
-        path=state_dir / "qdrant" / name,
-        collection=f"agentty_{name}_{workspace}",
+        path=places.state_dir / "qdrant" / "shared",
+        collection=name,
         url=s.qdrant_url,
         api_key=s.qdrant_api_key,
         timeout_s=s.qdrant_timeout_ms / 1000,

@@ -1,8 +1,7 @@
 """The lexical backends by name: a backend is one module implementing ``LexicalIndex`` and one line here.
 
 ``IndexConfig.lexical`` names the backend an index uses (``sqlite`` unless told otherwise; ``qdrant`` keeps
-the postings in a Qdrant collection, ``index/qdrant/``, and needs the ``qdrant`` extra; on a server, the
-postings are also held in memory to answer while it does not: ``index/qdrant/fallback.py``).
+the postings in Qdrant's engine in-process, ``index/qdrant/``, and needs the ``qdrant`` extra).
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from collections.abc import Callable
 
 from agentty_rag.index.lexical.protocol import LexicalIndex
 from agentty_rag.index.lexical.sqlite import SqliteLexical
-from agentty_rag.index.qdrant.collection import reach_of
-from agentty_rag.index.qdrant.fallback import ServedLexical
 from agentty_rag.index.qdrant.lexical import QdrantLexical
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.notes import Notes
@@ -28,8 +25,6 @@ def _sqlite(config: IndexConfig, store: Callable[[], Store], notes: Notes) -> Le
 
 
 def _qdrant(config: IndexConfig, store: Callable[[], Store], notes: Notes) -> LexicalIndex:
-    if config.qdrant is not None and config.qdrant.url is not None:
-        return ServedLexical(config, store, reach_of(config.qdrant), notes)
     return QdrantLexical(config, store)
 
 

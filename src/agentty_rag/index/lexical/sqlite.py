@@ -5,9 +5,6 @@ The ``segments`` table holds each field's compacted postings and every slot's le
 last compaction (slots at or above ``meta.base_slots``) are read back from their term blobs into the delta at
 load. A patch adds to the delta and tombstones removed chunks; when the delta (or the count of dead slots)
 has grown large it is compacted and the segments are written anew. Term ids are the database's vocabulary.
-
-With ``kept=False`` the postings live in memory only, read from the chunks' term lists: the local fallback of
-another backend, whose database holds no segments (``index/qdrant/fallback.py``).
 """
 
 from __future__ import annotations
@@ -43,18 +40,16 @@ class SqliteLexical:
     Args:
         field_names: the indexed fields.
         store: the database as it is now (opened on first use): where term ids are looked up.
-        kept: whether the postings are kept in the database (False: in memory only, never written).
     """
 
-    def __init__(self, field_names: tuple[str, ...], store: Callable[[], Store], kept: bool = True) -> None:
+    def __init__(self, field_names: tuple[str, ...], store: Callable[[], Store]) -> None:
         self.field_names = field_names
         self._store = store
-        self.kept = kept
         self.postings = Postings(field_names)
         self._groups: GroupStatistics | None = None  # the files' statistics, for one grouping of this state
 
     def describe(self) -> str:
-        return "local" if self.kept else "local, in memory"
+        return "local"
 
     # -- the documents held ---------------------------------------------------------------------------------
 
@@ -72,15 +67,14 @@ class SqliteLexical:
     # -- writing --------------------------------------------------------------------------------------------
 
     def load(self, store: Store, meta: Mapping[str, str]) -> None:
-        segments, lengths = read_segments(store, self.field_names) if self.kept else ({}, {})
+        segments, lengths = read_segments(store, self.field_names)
         self.postings.load_base(segments, lengths, store.live_slots(below=meta_int(meta, "next_slot")))
-        base_slots = meta_int(meta, "base_slots") if self.kept else 0
-        for slot, terms in store.delta_terms(self.field_names, base_slots):
+        for slot, terms in store.delta_terms(self.field_names, meta_int(meta, "base_slots")):
             self.postings.add(slot, terms)
         self._groups = None
 
     def builder(self) -> _Build:
-        return _Build(self.field_names, self.postings, self.kept)
+        return _Build(self.field_names, self.postings)
 
     def patch(
         self,
@@ -98,8 +92,6 @@ class SqliteLexical:
         if not should_compact(postings, n_slots):
             return False
         postings.compact(n_terms)
-        if not self.kept:
-            return False
         fields = self.field_names
         write_segments(
             store,
@@ -154,10 +146,9 @@ class SqliteLexical:
 class _Build:
     """Each field's postings as a full build collects them, file by file, then the segments made of them."""
 
-    def __init__(self, fields: tuple[str, ...], postings: Postings, kept: bool = True) -> None:
+    def __init__(self, fields: tuple[str, ...], postings: Postings) -> None:
         self.fields = fields
         self.postings = postings
-        self.kept = kept
         self.terms: dict[str, list[IntArray]] = {n: [] for n in fields}
         self.slots: dict[str, list[IntArray]] = {n: [] for n in fields}
         self.tfs: dict[str, list[IntArray]] = {n: [] for n in fields}
@@ -182,8 +173,7 @@ class _Build:
                 n_terms,
             )
             lengths[name] = np.concatenate([np.zeros(0, np.float64), *self.lengths[name]])
-        if self.kept:
-            write_segments(store, segments, lengths)
+        write_segments(store, segments, lengths)
         self.postings.load_base(segments, lengths, np.arange(n_slots, dtype=np.int32))
 
 

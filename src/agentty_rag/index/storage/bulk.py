@@ -9,7 +9,7 @@ sorting and the postings are array operations over a whole file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -34,9 +34,10 @@ def rebuild(
     prepared: Iterator[BuiltFile],
     progress: Progress,
     lexical: LexicalIndex,
+    meta: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, FileRow], int]:
     """Write the index anew from every file (``prepared`` in key order) into the database and ``lexical`` (an
-    empty lexical index); returns the file rows and the number of chunks."""
+    empty lexical index), with ``meta`` beside the header; returns the file rows and the number of chunks."""
     fields = config.field_names
     keys = sorted(found.stamps)
     vocab: dict[str, int] = {}
@@ -70,6 +71,8 @@ def rebuild(
         store.put_files(files)
         vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=slot, next_slot=slot, vocab_size=len(vocab))
+        if meta:
+            store.set_meta(meta)
     return files, slot
 
 

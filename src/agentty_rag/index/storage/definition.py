@@ -37,6 +37,7 @@ class IndexConfig:
         vector_store: where its embeddings are kept (a name in ``vectors.stores.VECTOR_STORES``).
         lexical: the backend of its lexical index (a name in ``lexical.backends.BACKENDS``).
         qdrant: where the ``qdrant`` backend keeps its collection (None: the index does not use it).
+        shared: the shared index on a Qdrant server this index starts from (None: it is built from its files).
     """
 
     name: str
@@ -52,6 +53,7 @@ class IndexConfig:
     vector_store: str = "sqlite"
     lexical: str = "sqlite"
     qdrant: QdrantTarget | None = None
+    shared: QdrantTarget | None = None
 
     @property
     def field_names(self) -> tuple[str, ...]:

@@ -180,7 +180,7 @@ def write(
         raise
 
 
-def _writer_lock(mirror: Mirror) -> contextlib.AbstractContextManager[None]:
+def writer_lock(mirror: Mirror) -> contextlib.AbstractContextManager[None]:
     """The cross-process update lock; an in-memory index has no other process to wait for."""
     if not mirror.storage.on_disk:
         return contextlib.nullcontext()
@@ -197,7 +197,7 @@ def _write(
     changes: Diff | None = None,
 ) -> RefreshReport:
     config = mirror.config
-    with _writer_lock(mirror):
+    with writer_lock(mirror):
         before = mirror.generation
         mirror.sync()  # another process may have done (part of) the work meanwhile
         if mirror.generation != before:
@@ -254,4 +254,4 @@ def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, to
         mirror.vectors.drop(patched.old_slots)
 
 
-__all__ = ["Plan", "RefreshReport", "chunked", "plan", "update", "write"]
+__all__ = ["Plan", "RefreshReport", "chunked", "plan", "update", "write", "writer_lock"]

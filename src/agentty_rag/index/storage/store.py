@@ -229,6 +229,13 @@ class Store(Database):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
         return {term: term_id for term, term_id, _ in rows if term in found}
 
+    def vocabulary(self) -> dict[int, str]:
+        """Every term by its id, each row checked."""
+        rows = self.run(_TERM_ROW)
+        if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
+            raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
+        return {int(term_id): str(term) for term, term_id, _ in rows}
+
     def vocab_size(self) -> int:
         return int(self.run("SELECT COALESCE(MAX(id) + 1, 0) FROM vocab")[0][0])
 
