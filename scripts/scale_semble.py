@@ -170,8 +170,12 @@ def main() -> None:
         if not (model / "config.json").exists():
             print(f"building the offline stand-in model from {trees[0]['tree']} in {model}", file=sys.stderr)
             build_stand_in(Path(trees[0]["tree"]), model)
-    rows = []
+    # rag-bench scale --backends gives a tree one row per backend, each with the same queries: semble runs once.
+    first: dict[str, dict[str, Any]] = {}
     for row in trees:
+        first.setdefault(row["tree"], row)
+    rows = []
+    for row in first.values():
         rows.append(measure(Path(row["tree"]), row["query_texts"], model))
         figures = rows[-1]
         print(

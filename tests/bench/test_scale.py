@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.bench.conftest import rag_bench
 from tests.conftest import FIXTURES, write
 
@@ -33,8 +35,9 @@ def test_scale_measures_each_tree_where_it_is_and_writes_nothing_there(tmp_path:
         assert len(row["query_texts"]) == row["queries"]  # a peer tool is timed on the same questions
     assert rows[1]["files"] > rows[0]["files"]
     table = done.stdout.splitlines()
-    assert table[0].startswith("rag-bench scale · code index, BM25 mode · 2 trees")
+    assert table[0] == "rag-bench scale · code index, BM25 mode · 2 trees"
     assert any(line.startswith("larger ") for line in table)
+    assert not any("backend" in line or "search RSS" in line for line in table)  # asked for by --backends only
 
 
 def test_scale_applies_the_file_cap_it_is_given(tmp_path: Path) -> None:
@@ -45,6 +48,35 @@ def test_scale_applies_the_file_cap_it_is_given(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(out.read_text())["trees"]
     assert row["files"] == 5 and "bm25s" not in row
+
+
+def test_scale_measures_each_tree_once_per_backend_it_is_given(tmp_path: Path) -> None:
+    pytest.importorskip("qdrant_edge")
+    tree = tmp_path / "small"
+    write(tree, {"calc.py": "def add_numbers(first, second):\n    return first + second\n" * 3})
+    before = _snapshot(tree)
+    out = tmp_path / "scale.json"
+    done = rag_bench("scale", str(tree), "--backends", "local,qdrant", "--queries", "2", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert _snapshot(tree) == before  # the collection too lives in the temporary folder
+    local, qdrant = json.loads(out.read_text())["trees"]
+    assert (local["backend"], qdrant["backend"]) == ("local", "qdrant")
+    assert (local["files"], local["chunks"]) == (qdrant["files"], qdrant["chunks"])
+    assert local["query_texts"] == qdrant["query_texts"]  # both backends answer the same questions
+    assert qdrant["qdrant_disk_mb"] > 0 and "qdrant_disk_mb" not in local
+    for row in (local, qdrant):
+        assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["search_peak_rss_mb"] > 0
+        assert row["search_p50_ms"] <= row["search_p95_ms"]
+    assert "bm25s" in local and "bm25s" not in qdrant  # the reference does not depend on the backend
+    table = done.stdout.splitlines()
+    assert table[0] == "rag-bench scale · code index, BM25 mode · 1 trees · backends local, qdrant"
+    assert [line.split()[:2] for line in table if line.startswith("tree ")] == [["tree", "backend"]]
+    assert [line.split()[1] for line in table if line.startswith("small ")] == ["local", "qdrant"]
+
+
+def test_scale_refuses_a_backend_it_does_not_know(tmp_path: Path) -> None:
+    done = rag_bench("scale", str(tmp_path), "--backends", "local,elastic")
+    assert done.returncode == 2 and "unknown backend elastic; use local, qdrant" in done.stderr
 
 
 def test_scale_refuses_a_tree_that_is_not_a_folder(tmp_path: Path) -> None:

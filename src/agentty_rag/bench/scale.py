@@ -7,10 +7,16 @@ Each tree is measured where it is: its files are only read, and its index is bui
   figure does not carry into the next; the worker processes' peak is reported beside it) and the index's
   size on disk once closed;
 * a no-change freshness check (what every search runs before ranking: the scan and the comparison);
-* ``search_code`` as a tool call in-process (freshness check, ranking, rendering) and the ranking alone, p50
-  and p95 over a known-item query set;
+* ``search_code`` as a tool call without the MCP transport (freshness check, ranking, rendering) and the
+  ranking alone, p50 and p95 over a known-item query set, in a process of its own (its peak RSS: what a
+  searching process holds);
 * when ``bm25s`` is installed: the same files as whole-file BM25 (``bm25s`` defaults), its build time, query
   p50 and size on disk, measured in the same run as the reference.
+
+``--backends local,qdrant`` measures each tree once per backend of the code index (``AGENTTY_RAG_BACKEND``),
+one row each, in a fresh temporary folder each; the table gains a backend column and, since the backends
+differ in what a searching process holds, the searching process's peak RSS. The bm25s reference is measured
+once per tree, on its first row.
 
 ``--json`` keeps each tree's query texts (``query_texts``), so another tool can be timed on the same
 questions (``scripts/scale_semble.py`` does so for semble).
@@ -35,12 +41,25 @@ from agentty_rag.bench.corpus import known_item_queries
 from agentty_rag.bench.ladder import Target
 from agentty_rag.bench.metrics import percentile
 from agentty_rag.bench.report import columns, machine, machine_line, write_json
-from agentty_rag.config import agentty_environment, environment_without_agentty
+from agentty_rag.config import VARIABLES, agentty_environment, environment_without_agentty, load_settings
 from agentty_rag.workspace.request import code_request, ranking_request
 
 # The settings every scale run uses on top of the user's: BM25 mode.
 LEXICAL = {"AGENTTY_RAG_DENSE": "0"}
 FRESHNESS_RUNS = 5
+BACKEND = "AGENTTY_RAG_BACKEND"
+BACKENDS = next(v.choices for v in VARIABLES if v.name == BACKEND)
+
+
+def _backends(text: str) -> list[str]:
+    """``--backends``: comma-separated backend names, each one of ``BACKENDS``, repeats dropped."""
+    names = list(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown backend {', '.join(unknown) or repr(text)}; use {', '.join(BACKENDS)}"
+        )
+    return names
 
 
 def add_parser(commands: Any) -> None:
@@ -51,18 +70,32 @@ def add_parser(commands: Any) -> None:
     scale.add_argument("--seed", type=int, default=13, help="seed of the query sets (default 13)")
     scale.add_argument("--max-files", type=int, help="AGENTTY_RAG_CODE_MAX_FILES for these runs (default: yours)")
     scale.add_argument("--no-baseline", action="store_true", help="skip the whole-file bm25s reference")
+    scale.add_argument(
+        "--backends",
+        type=_backends,
+        help=f"measure each tree with each of these code-index backends ({', '.join(BACKENDS)}; default: yours)",
+    )
     scale.add_argument("--json", type=Path, help="write every figure to this file")
 
 
 def _size(folder: Path) -> int:
-    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+    """The room the files under ``folder`` take: their allocated blocks where the system counts them (Qdrant's
+    engine makes sparse files of 32 MB that hold a few kB), else their sizes."""
+    total = 0
+    for path in folder.rglob("*"):
+        if path.is_file():
+            stat = path.stat()
+            blocks = getattr(stat, "st_blocks", None)
+            total += stat.st_size if blocks is None else blocks * 512
+    return total
 
 
-def _child(task: str, root: Path, state_dir: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    """Run one build (``index`` or ``bm25s``) in a process of its own, for a peak RSS of its own."""
+def _child(task: str, root: Path, state_dir: Path, env: Mapping[str, str], *extra: str) -> dict[str, Any]:
+    """Run one task (``index`` or ``bm25s``: a build; ``search``: the searches) in a process of its own, for a
+    peak RSS of its own."""
     code = "from agentty_rag.bench.scale import child; child()"
     done = subprocess.run(
-        [sys.executable, "-c", code, task, str(root), str(state_dir), json.dumps(dict(env))],
+        [sys.executable, "-c", code, task, str(root), str(state_dir), json.dumps(dict(env)), *extra],
         capture_output=True,
         text=True,
         env=environment_without_agentty(),
@@ -75,10 +108,14 @@ def _child(task: str, root: Path, state_dir: Path, env: Mapping[str, str]) -> di
 
 
 def child() -> None:
-    """The child process's side of ``_child``: build, then print the figures as one JSON line."""
+    """The child process's side of ``_child``: build or search, then print the figures as one JSON line."""
     import resource
 
     task, root, state_dir, env = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), json.loads(sys.argv[4])
+    if task == "search":
+        searched = _searches(Target(root, env, state_dir), int(sys.argv[5]), int(sys.argv[6]))
+        print(json.dumps({**searched, "peak_rss_mb": _peak_rss_mb(resource.getrusage(resource.RUSAGE_SELF))}))
+        return
     workspace = Target(root, env, state_dir).workspace()
     index = workspace.index("code")
     started = time.perf_counter()
@@ -95,9 +132,13 @@ def child() -> None:
     figures["build_s"] = time.perf_counter() - started
     workspace.close()
     mine, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    kib = 1 if sys.platform != "darwin" else 1024  # ru_maxrss is in KiB on Linux, in bytes on macOS
-    figures.update(peak_rss_mb=mine.ru_maxrss / kib / 1024, workers_peak_rss_mb=workers.ru_maxrss / kib / 1024)
+    figures.update(peak_rss_mb=_peak_rss_mb(mine), workers_peak_rss_mb=_peak_rss_mb(workers))
     print(json.dumps(figures))
+
+
+def _peak_rss_mb(usage: Any) -> float:
+    kib = 1 if sys.platform != "darwin" else 1024  # ru_maxrss is in KiB on Linux, in bytes on macOS
+    return float(usage.ru_maxrss) / kib / 1024
 
 
 def _timed(run: Callable[[], object], times: int) -> list[float]:
@@ -168,24 +209,33 @@ def _bm25s_missing() -> str:
     return "" if importlib.util.find_spec("bm25s") else "bm25s is not installed: no whole-file reference"
 
 
-def measure_tree(root: Path, env: Mapping[str, str], args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
-    """Every figure of one tree."""
+def measure_tree(
+    root: Path, env: Mapping[str, str], args: argparse.Namespace, progress: Progress, baseline: bool = True
+) -> dict[str, Any]:
+    """Every figure of one tree with one backend (``env``'s); the bm25s reference too when ``baseline``."""
+    backend = load_settings(env).backend
+    name = root.name if args.backends is None else f"{root.name} ({backend})"
     with tempfile.TemporaryDirectory(prefix="rag-bench-scale-") as temporary:
         state_dir = Path(temporary) / "index"
-        progress(f"{root.name}: full build")
-        row: dict[str, Any] = {"tree": str(root), **_child("index", root, state_dir, env)}
+        progress(f"{name}: full build")
+        row: dict[str, Any] = {"tree": str(root), "backend": backend, **_child("index", root, state_dir, env)}
         row["disk_mb"] = _size(state_dir) / 1e6
-        progress(f"{root.name}: freshness and searches")
-        row.update(_searches(Target(root, env, state_dir), args.queries, args.seed))
-        if not args.no_baseline and not _bm25s_missing():
-            progress(f"{root.name}: whole-file bm25s")
+        if (state_dir / "qdrant").is_dir():
+            row["qdrant_disk_mb"] = _size(state_dir / "qdrant") / 1e6
+        progress(f"{name}: freshness and searches")
+        searched = _child("search", root, state_dir, env, str(args.queries), str(args.seed))
+        row["search_peak_rss_mb"] = searched.pop("peak_rss_mb")
+        row.update(searched)
+        if baseline and not args.no_baseline and not _bm25s_missing():
+            progress(f"{name}: whole-file bm25s")
             reference = Path(temporary) / "reference"
             reference.mkdir()
             row["bm25s"] = _baseline(root, env, row["query_texts"], reference)
     return row  # the query texts stay in the JSON: a peer tool is measured on the same queries
 
 
-def _table(rows: Sequence[Mapping[str, Any]]) -> str:
+def _table(rows: Sequence[Mapping[str, Any]], by_backend: bool) -> str:
+    """The scale table; ``by_backend`` adds the backend and the searching process's peak RSS."""
     header = [
         "tree",
         "files / chunks",
@@ -197,31 +247,37 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
         "ranking p50",
         "bm25s build / query / disk",
     ]
+    if by_backend:
+        header[1:1] = ["backend"]
+        header[5:5] = ["search RSS"]
     lines = [header]
     for row in rows:
         reference = row.get("bm25s")
-        lines.append(
-            [
-                Path(row["tree"]).name,
-                f"{row['files']:,} / {row['chunks']:,}",
-                f"{row['build_s']:.1f} s",
-                f"{row['peak_rss_mb']:.0f} MB",
-                f"{row['disk_mb']:.1f} MB",
-                f"{row['freshness_ms']:.0f} ms",
-                f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
-                f"{row['ranking_p50_ms']:.1f} ms",
-                (
-                    f"{reference['build_s']:.1f} s / {reference['query_p50_ms']:.2f} ms / {reference['disk_mb']:.1f} MB"
-                    if reference
-                    else "—"
-                ),
-            ]
-        )
+        cells = [
+            Path(row["tree"]).name,
+            f"{row['files']:,} / {row['chunks']:,}",
+            f"{row['build_s']:.1f} s",
+            f"{row['peak_rss_mb']:.0f} MB",
+            f"{row['disk_mb']:.1f} MB",
+            f"{row['freshness_ms']:.0f} ms",
+            f"{row['search_p50_ms']:.1f} / {row['search_p95_ms']:.1f} ms",
+            f"{row['ranking_p50_ms']:.1f} ms",
+            (
+                f"{reference['build_s']:.1f} s / {reference['query_p50_ms']:.2f} ms / {reference['disk_mb']:.1f} MB"
+                if reference
+                else "—"
+            ),
+        ]
+        if by_backend:
+            cells[1:1] = [row["backend"]]
+            cells[5:5] = [f"{row['search_peak_rss_mb']:.0f} MB"]
+        lines.append(cells)
     return columns(lines)
 
 
 def run_scale(args: argparse.Namespace) -> int:
-    """``rag-bench scale``: one row per tree, printed as a table (and written as JSON with ``--json``)."""
+    """``rag-bench scale``: one row per tree (per backend with ``--backends``), printed as a table (and written
+    as JSON with ``--json``)."""
     trees = [tree.expanduser().resolve() for tree in args.trees]
     for tree in trees:
         if not tree.is_dir():
@@ -231,20 +287,23 @@ def run_scale(args: argparse.Namespace) -> int:
     env = {**agentty_environment(), **LEXICAL}
     if args.max_files is not None:
         env["AGENTTY_RAG_CODE_MAX_FILES"] = str(args.max_files)
+    variants = [env] if args.backends is None else [{**env, BACKEND: backend} for backend in args.backends]
     progress = Progress()
     rows: list[dict[str, Any]] = []
     for tree in trees:
-        rows.append(measure_tree(tree, env, args, progress))
-        if args.json:  # after every tree: a long run stopped half-way keeps what it measured
-            write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
+        for number, variant in enumerate(variants):
+            rows.append(measure_tree(tree, variant, args, progress, baseline=number == 0))
+            if args.json:  # after every row: a long run stopped half-way keeps what it measured
+                write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
     progress.done()
-    print(f"rag-bench scale · code index, BM25 mode · {len(rows)} trees")
+    backends = "" if args.backends is None else f" · backends {', '.join(args.backends)}"
+    print(f"rag-bench scale · code index, BM25 mode · {len(trees)} trees{backends}")
     print(machine_line())
     missing = "" if args.no_baseline else _bm25s_missing()
     if missing:
         print(missing)
     print()
-    print(_table(rows))
+    print(_table(rows, by_backend=args.backends is not None))
     return 0
 
 
