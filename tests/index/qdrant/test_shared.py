@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +148,26 @@ def test_a_url_that_names_no_server_is_said_plainly(tmp_path: Path) -> None:
     assert "(83 added" in done.stdout
     published = run_main("agentty_rag", dev, ("index", "code", "--backend", "qdrant"), env)
     assert published.returncode == 1 and "is not a Qdrant server" in published.stderr
+
+
+def test_a_file_whose_chunks_gained_vectors_is_sent_again(tmp_path: Path) -> None:
+    env = {**_env(tmp_path / "qdrant"), "AGENTTY_EMBED_BACKEND": "fake"}
+    del env["AGENTTY_RAG_DENSE"]
+    ci = _copy(tmp_path / "ci")
+    first = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
+    assert "83 files sent (447 chunks, 447 with a dense vector)" in first.stdout, first.stdout + first.stderr
+    database = sqlite3.connect(ci / ".agentty" / "rag_code.ragdb")
+    with database:
+        database.execute(
+            "DELETE FROM vectors WHERE hash IN (SELECT embed_hash FROM chunks WHERE file_key = 'code:server/main.py')"
+        )
+    database.close()
+    lexical = {**env, "AGENTTY_RAG_DENSE": "0"}  # publishes what the index holds, embeds nothing
+    fewer = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), lexical, lexical=False)
+    assert "patched — 1 files sent" in fewer.stdout, fewer.stdout + fewer.stderr
+    again = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
+    assert "patched — 1 files sent" in again.stdout and "82 unchanged" in again.stdout, again.stdout
+    # a machine that started from the collection before starts again from the version with every vector
+    dev = _copy(tmp_path / "dev")
+    started = run_main("agentty_rag", dev, ("index", "code"), env, lexical=False)
+    assert "embedded 0 chunks" in started.stdout, started.stdout

@@ -299,12 +299,14 @@ def index_profile(config: IndexConfig) -> dict[str, object]:
     return profile
 
 
-def version_of(files: Mapping[str, FileRow], embedding: str) -> str:
-    """Names the files (and their checksums) a collection holds, and its embeddings."""
+def version_of(files: Mapping[str, FileRow], embedding: str, embedded: Mapping[str, int]) -> str:
+    """Names the files (their checksums, how many of their chunks have a vector) a collection holds, and its
+    embeddings."""
     digest = xxhash.xxh3_128()
     for key in sorted(files):
         row = files[key]
-        digest.update(f"{key}\0{row.hash}\0{row.chunks}\0{row.skip}\n".encode("utf-8", "surrogatepass"))
+        line = f"{key}\0{row.hash}\0{row.chunks}\0{row.skip}\0{embedded.get(key, 0)}\n"
+        digest.update(line.encode("utf-8", "surrogatepass"))
     digest.update(embedding.encode())
     return digest.hexdigest()
 
@@ -333,28 +335,34 @@ def publish(mirror: Mirror, collection: SharedCollection, provenance: Provenance
         report.recreated = "the embeddings changed"
     elif _moved(marker.get("averages", {}), averages):
         report.recreated = "the average chunk lengths moved"
-    held: dict[str, str] = {}
+    held: dict[str, tuple[str, int]] = {}
     if report.recreated:
         dense_size = len(next(iter(vectors.values()))) // 2 if vectors else None
         collection.create(dense_size)
     else:
-        held = {str(p.payload["key"]): str(p.payload["hash"]) for p in collection.scroll("file")}
+        held = {
+            str(p.payload["key"]): (str(p.payload["hash"]), int(p.payload.get("vectors", 0)))
+            for p in collection.scroll("file")
+        }
     collection.set_marker({"format": FORMAT, "state": "writing", "profile": profile, "embedding": embedding})
+    embedded = _embedded_per_file(store, embedding)
     removed = sorted(set(held) - set(files))
-    send = sorted(key for key, row in files.items() if held.get(key) != row.hash)
+    # A file is sent again when its content changed, or when more of its chunks have a vector than were sent.
+    send = sorted(key for key, row in files.items() if held.get(key) != (row.hash, embedded.get(key, 0)))
     report.unchanged, report.removed = len(files) - len(send), len(removed)
     collection.delete_files(removed + [key for key in send if key in held])
     vocabulary = store.vocabulary()
     for start in range(0, len(send), 64):
         points = []
         for key in send[start : start + 64]:
-            made = _file_points(store, config, key, files[key], vocabulary, averages, vectors, collection.models)
+            row, count = files[key], embedded.get(key, 0)
+            made = _file_points(store, config, key, row, count, vocabulary, averages, vectors, collection.models)
             report.chunks += len(made) - 1
             report.vectors += sum(1 for p in made if isinstance(p.vector, dict) and DENSE in p.vector)
             points.extend(made)
         collection.upsert(points)
     report.sent = len(send)
-    report.version = version_of(files, embedding)
+    report.version = version_of(files, embedding, embedded)
     marker_of = {
         "format": FORMAT,
         "state": "ready",
@@ -394,6 +402,16 @@ def _published_vectors(store: Store) -> tuple[str, dict[str, bytes]]:
     return profile, {str(h): open_vector(sealed) for h, sealed in held}
 
 
+def _embedded_per_file(store: Store, profile: str) -> dict[str, int]:
+    """How many of each file's chunks have a vector of ``profile``."""
+    rows = store.run(
+        "SELECT c.file_key, COUNT(*) FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash "
+        "GROUP BY c.file_key",
+        (profile,),
+    )
+    return {str(key): int(count) for key, count in rows}
+
+
 def _average_lengths(store: Store, fields: Sequence[str]) -> dict[str, float]:
     totals = dict.fromkeys(fields, 0.0)
     count = 0
@@ -415,6 +433,7 @@ def _file_points(
     config: IndexConfig,
     key: str,
     row: FileRow,
+    embedded: int,
     vocabulary: Mapping[int, str],
     averages: Mapping[str, float],
     vectors: Mapping[str, bytes],
@@ -429,6 +448,7 @@ def _file_points(
         "chunks": row.chunks,
         "skip": row.skip,
         "redacted": row.redacted,
+        "vectors": embedded,
     }
     points = [models.PointStruct(id=file_point(key), vector={}, payload=file_payload)]
     rows = store.chunk_rows(store.slots_of_files([key]))
@@ -622,7 +642,7 @@ def seeded_from(store: Store) -> dict[str, Any]:
 
 
 def _published_path(config: IndexConfig) -> Path:
-    return config.state_dir / f"{config.name}.published.json"
+    return config.state_dir / f"rag_{config.name}.published.json"
 
 
 def _keep_published(config: IndexConfig, rows: Mapping[str, FileRow]) -> None:
