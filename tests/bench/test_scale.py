@@ -52,31 +52,36 @@ def test_scale_applies_the_file_cap_it_is_given(tmp_path: Path) -> None:
 
 def test_scale_measures_each_tree_once_per_backend_it_is_given(tmp_path: Path) -> None:
     pytest.importorskip("qdrant_edge")
+    pytest.importorskip("qdrant_client")
     tree = tmp_path / "small"
     write(tree, {"calc.py": "def add_numbers(first, second):\n    return first + second\n" * 3})
     before = _snapshot(tree)
     out = tmp_path / "scale.json"
-    done = rag_bench("scale", str(tree), "--backends", "local,qdrant", "--queries", "2", "--json", str(out))
+    done = rag_bench("scale", str(tree), "--backends", "local,qdrant,shared", "--queries", "2", "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert _snapshot(tree) == before  # the collection too lives in the temporary folder
-    local, qdrant = json.loads(out.read_text())["trees"]
-    assert (local["backend"], qdrant["backend"]) == ("local", "qdrant")
-    assert (local["files"], local["chunks"]) == (qdrant["files"], qdrant["chunks"])
-    assert local["query_texts"] == qdrant["query_texts"]  # both backends answer the same questions
+    local, qdrant, shared = json.loads(out.read_text())["trees"]
+    assert (local["backend"], qdrant["backend"], shared["backend"]) == ("local", "qdrant", "shared")
+    assert (
+        (local["files"], local["chunks"]) == (qdrant["files"], qdrant["chunks"]) == (shared["files"], shared["chunks"])
+    )
+    assert local["query_texts"] == qdrant["query_texts"] == shared["query_texts"]  # the same questions
     assert qdrant["qdrant_disk_mb"] > 0 and "qdrant_disk_mb" not in local
-    for row in (local, qdrant):
+    # the shared row's build is a first start from the collection published before it
+    assert shared["publish_s"] > 0 and shared["collection_mb"] > 0 and "publish_s" not in local
+    for row in (local, qdrant, shared):
         assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["search_peak_rss_mb"] > 0
         assert row["search_p50_ms"] <= row["search_p95_ms"]
-    assert "bm25s" in local and "bm25s" not in qdrant  # the reference does not depend on the backend
+    assert "bm25s" in local and "bm25s" not in qdrant and "bm25s" not in shared  # it does not depend on the backend
     table = done.stdout.splitlines()
-    assert table[0] == "rag-bench scale · code index, BM25 mode · 1 trees · backends local, qdrant"
+    assert table[0] == "rag-bench scale · code index, BM25 mode · 1 trees · backends local, qdrant, shared"
     assert [line.split()[:2] for line in table if line.startswith("tree ")] == [["tree", "backend"]]
-    assert [line.split()[1] for line in table if line.startswith("small ")] == ["local", "qdrant"]
+    assert [line.split()[1] for line in table if line.startswith("small ")] == ["local", "qdrant", "shared"]
 
 
 def test_scale_refuses_a_backend_it_does_not_know(tmp_path: Path) -> None:
     done = rag_bench("scale", str(tmp_path), "--backends", "local,elastic")
-    assert done.returncode == 2 and "unknown backend elastic; use local, qdrant" in done.stderr
+    assert done.returncode == 2 and "unknown backend elastic; use local, qdrant, shared" in done.stderr
 
 
 def test_scale_refuses_a_tree_that_is_not_a_folder(tmp_path: Path) -> None:

@@ -13,10 +13,11 @@ Each tree is measured where it is: its files are only read, and its index is bui
 * when ``bm25s`` is installed: the same files as whole-file BM25 (``bm25s`` defaults), its build time, query
   p50 and size on disk, measured in the same run as the reference.
 
-``--backends local,qdrant`` measures each tree once per backend of the code index (``AGENTTY_RAG_BACKEND``),
-one row each, in a fresh temporary folder each; the table gains a backend column and, since the backends
-differ in what a searching process holds, the searching process's peak RSS. The bm25s reference is measured
-once per tree, on its first row.
+``--backends local,qdrant,shared`` measures each tree once per backend of the code index
+(``AGENTTY_RAG_BACKEND``; ``shared``: a machine's first start from a shared index, published from a build
+first, in qdrant-client's local mode), one row each, in a fresh temporary folder each; the table gains a
+backend column and, since the backends differ in what a searching process holds, the searching process's
+peak RSS. The bm25s reference is measured once per tree, on its first row.
 
 ``--json`` keeps each tree's query texts (``query_texts``), so another tool can be timed on the same
 questions (``scripts/scale_semble.py`` does so for semble).
@@ -48,7 +49,9 @@ from agentty_rag.workspace.request import code_request, ranking_request
 LEXICAL = {"AGENTTY_RAG_DENSE": "0"}
 FRESHNESS_RUNS = 5
 BACKEND = "AGENTTY_RAG_BACKEND"
-BACKENDS = next(v.choices for v in VARIABLES if v.name == BACKEND)
+# The code-index backends, and ``shared``: a machine starting from a shared index (qdrant-client's local mode in
+# a temporary folder stands for the server; the index is published from a build first, not timed as one).
+BACKENDS = (*next(v.choices for v in VARIABLES if v.name == BACKEND), "shared")
 
 
 def _backends(text: str) -> list[str]:
@@ -120,9 +123,14 @@ def child() -> None:
     index = workspace.index("code")
     started = time.perf_counter()
     figures: dict[str, Any] = {}
-    if task == "index":
-        index.refresh(force_rebuild=True)
+    if task in ("index", "publish", "start"):
+        # ``start``: a first refresh on an empty folder, which starts from the shared index
+        index.refresh(force_rebuild=task != "start")
         figures.update(files=index.n_files, chunks=index.n_chunks)
+        if task == "publish":
+            from agentty_rag.index.qdrant.shared import Provenance
+
+            index.publish(Provenance())
     else:
         from agentty_rag.bench.baseline import WholeFileBaseline
 
@@ -210,15 +218,35 @@ def _bm25s_missing() -> str:
 
 
 def measure_tree(
-    root: Path, env: Mapping[str, str], args: argparse.Namespace, progress: Progress, baseline: bool = True
+    root: Path,
+    env: Mapping[str, str],
+    args: argparse.Namespace,
+    progress: Progress,
+    baseline: bool = True,
+    backend: str | None = None,
 ) -> dict[str, Any]:
-    """Every figure of one tree with one backend (``env``'s); the bm25s reference too when ``baseline``."""
-    backend = load_settings(env).backend
+    """Every figure of one tree with one backend (``backend``, else ``env``'s); the bm25s reference too when
+    ``baseline``. For ``shared`` the index is published from a build first, and the build measured is a
+    machine's first start from it."""
+    backend = backend or load_settings(env).backend
     name = root.name if args.backends is None else f"{root.name} ({backend})"
     with tempfile.TemporaryDirectory(prefix="rag-bench-scale-") as temporary:
         state_dir = Path(temporary) / "index"
-        progress(f"{name}: full build")
-        row: dict[str, Any] = {"tree": str(root), "backend": backend, **_child("index", root, state_dir, env)}
+        row: dict[str, Any] = {"tree": str(root), "backend": backend}
+        task = "index"
+        if backend == "shared":
+            env = {
+                **env,
+                BACKEND: "qdrant",
+                "AGENTTY_QDRANT_URL": f"file:{Path(temporary) / 'collection'}",
+                "AGENTTY_QDRANT_COLLECTION": "scale",
+            }
+            progress(f"{name}: build and publish")
+            published = _child("publish", root, Path(temporary) / "published", env)
+            row.update(publish_s=published["build_s"], collection_mb=_size(Path(temporary) / "collection") / 1e6)
+            task = "start"
+        progress(f"{name}: full build" if task == "index" else f"{name}: first start from the shared index")
+        row.update(_child(task, root, state_dir, env))
         row["disk_mb"] = _size(state_dir) / 1e6
         if (state_dir / "qdrant").is_dir():
             row["qdrant_disk_mb"] = _size(state_dir / "qdrant") / 1e6
@@ -287,12 +315,16 @@ def run_scale(args: argparse.Namespace) -> int:
     env = {**agentty_environment(), **LEXICAL}
     if args.max_files is not None:
         env["AGENTTY_RAG_CODE_MAX_FILES"] = str(args.max_files)
-    variants = [env] if args.backends is None else [{**env, BACKEND: backend} for backend in args.backends]
+    variants: list[tuple[str | None, dict[str, str]]] = (
+        [(None, env)]
+        if args.backends is None
+        else [(backend, env if backend == "shared" else {**env, BACKEND: backend}) for backend in args.backends]
+    )
     progress = Progress()
     rows: list[dict[str, Any]] = []
     for tree in trees:
-        for number, variant in enumerate(variants):
-            rows.append(measure_tree(tree, variant, args, progress, baseline=number == 0))
+        for number, (backend, variant) in enumerate(variants):
+            rows.append(measure_tree(tree, variant, args, progress, baseline=number == 0, backend=backend))
             if args.json:  # after every row: a long run stopped half-way keeps what it measured
                 write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
     progress.done()
