@@ -267,13 +267,15 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
         persist=persist,
         scoring=CODE_SCORING if code else DOCS_SCORING,
         lexical="sqlite" if postings is None else "qdrant",
+        vector_store="sqlite" if postings is None else "qdrant",
         qdrant=postings,
         shared=shared,
     )
 
 
 def _qdrant(name: str, places: Places, state_dir: Path) -> QdrantTarget:
-    """Where the code index keeps its postings in Qdrant's engine in-process: under ``.agentty/qdrant/``."""
+    """Where the code index keeps its postings in Qdrant's engine in-process: under ``.agentty/qdrant/`` (its
+    dense vectors' shards go beside it, ``qdrant.vectors.dense_path``)."""
     return QdrantTarget(path=state_dir / "qdrant" / name, collection=name)
 
 

@@ -6,7 +6,6 @@ qdrant-client's local mode) every question of the ``LexicalIndex`` protocol has 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,25 +24,13 @@ from agentty_rag.index.qdrant.lexical import QdrantLexical
 from agentty_rag.index.storage.store import Store
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL, OPEN_WORKSPACES
+from tests.index.qdrant.helpers import built, copied, edited
 
 pytest.importorskip("qdrant_edge")
 
 QUERIES = [json.loads(line)["query"] for line in (FIXTURES / "queries" / "code.jsonl").read_text("utf-8").splitlines()]
 # float32 vectors against float64 sums: each score within this share of the query's best
 RELATIVE = 1e-6
-
-
-def _copy(root: Path) -> Path:
-    shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))
-    return root
-
-
-def _built(root: Path, backend: str) -> CorpusIndex:
-    workspace = Workspace(root, load_settings({**LEXICAL, "AGENTTY_RAG_BACKEND": backend, "HOME": str(root.parent)}))
-    OPEN_WORKSPACES.append(workspace)
-    index = workspace.index("code")
-    index.refresh()
-    return index
 
 
 def _weights(index: CorpusIndex, number: int, query: str) -> dict[str, float]:
@@ -75,36 +62,28 @@ def _assert_same_scores(local: CorpusIndex, qdrant: CorpusIndex) -> dict[str, fl
     return {"chunks": worst_chunk, "files": worst_file}
 
 
-def _edit(root: Path) -> None:
-    """Change one file, delete one, add one: a patch, not a rebuild."""
-    tokens = root / "server" / "auth" / "tokens.py"
-    tokens.write_text(tokens.read_text("utf-8") + "\n\ndef rotate_signing_key(key):\n    return key[::-1]\n", "utf-8")
-    next(p for p in sorted(root.rglob("*.go"))).unlink()
-    (root / "server" / "extra.py").write_text("def refresh_cache(token):\n    '''Expired tokens.'''\n", "utf-8")
-
-
 def test_the_fixture_index_built_on_qdrant_scores_every_chunk_and_file_like_sqlite(tmp_path: Path) -> None:
-    local = _built(_copy(tmp_path / "local"), "local")
-    qdrant = _built(_copy(tmp_path / "qdrant"), "qdrant")
+    local = built(copied(tmp_path / "local"), "local")
+    qdrant = built(copied(tmp_path / "qdrant"), "qdrant")
     assert qdrant.config.lexical == "qdrant" and local.config.lexical == "sqlite"
     figures = _assert_same_scores(local, qdrant)
     assert figures["chunks"] <= RELATIVE and figures["files"] <= RELATIVE
 
 
 def test_a_patched_qdrant_index_still_scores_like_sqlite(tmp_path: Path) -> None:
-    roots = {backend: _copy(tmp_path / backend) for backend in ("local", "qdrant")}
-    indexes = {backend: _built(root, backend) for backend, root in roots.items()}
+    roots = {backend: copied(tmp_path / backend) for backend in ("local", "qdrant")}
+    indexes = {backend: built(root, backend) for backend, root in roots.items()}
     for backend, root in roots.items():
-        _edit(root)
+        edited(root)
         report = indexes[backend].refresh()
         assert not report.rebuilt and report.removed == 1 and report.added == 1
     _assert_same_scores(indexes["local"], indexes["qdrant"])
 
 
 def test_a_second_workspace_reads_the_collection_the_first_wrote(tmp_path: Path) -> None:
-    local = _built(_copy(tmp_path / "local"), "local")
-    root = _copy(tmp_path / "qdrant")
-    _built(root, "qdrant")
+    local = built(copied(tmp_path / "local"), "local")
+    root = copied(tmp_path / "qdrant")
+    built(root, "qdrant")
     again = Workspace(root, load_settings({**LEXICAL, "AGENTTY_RAG_BACKEND": "qdrant", "HOME": str(tmp_path)}))
     OPEN_WORKSPACES.append(again)
     reopened = again.index("code")
@@ -127,7 +106,7 @@ def collection(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spars
 
 
 def test_every_question_of_the_protocol_has_the_sqlite_answer(tmp_path: Path, collection: SparseCollection) -> None:
-    index = _built(_copy(tmp_path / "repo"), "local")
+    index = built(copied(tmp_path / "repo"), "local")
     store = Store(index.config.db_path)
     try:
         meta = store.meta()
@@ -180,11 +159,11 @@ def test_a_term_past_the_sparse_dimensions_is_refused() -> None:
 
 
 def test_switching_backends_rebuilds_the_index_for_the_other(tmp_path: Path) -> None:
-    root = _copy(tmp_path / "repo")
-    _built(root, "qdrant")
+    root = copied(tmp_path / "repo")
+    built(root, "qdrant")
     workspace = Workspace(root, load_settings({**LEXICAL, "HOME": str(tmp_path)}))
     OPEN_WORKSPACES.append(workspace)
     switched = workspace.index("code")
     report = switched.refresh()
     assert report.rebuilt and "backend" in report.reason
-    _assert_same_scores(_built(_copy(tmp_path / "reference"), "local"), switched)
+    _assert_same_scores(built(copied(tmp_path / "reference"), "local"), switched)

@@ -78,8 +78,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def test_the_registry_makes_the_sqlite_store() -> None:
-    assert vector_backend("sqlite") is SqliteVectors and list(VECTOR_STORES) == ["sqlite"]
-    with pytest.raises(ValueError, match="no vector store 'faiss' \\(known: sqlite\\)"):
+    assert vector_backend("sqlite") is SqliteVectors and list(VECTOR_STORES) == ["sqlite", "qdrant"]
+    with pytest.raises(ValueError, match="no vector store 'faiss' \\(known: sqlite, qdrant\\)"):
         vector_backend("faiss")
 
 

@@ -1,8 +1,9 @@
 """The client seam: the few things the lexical backend asks of a Qdrant collection, and two adapters.
 
 ``EdgeCollection`` runs Qdrant's engine in-process (``qdrant-edge-py``'s ``EdgeShard``: one shard in a folder,
-no server); ``ClientCollection`` speaks to a collection through ``qdrant-client`` (a server at a URL, or its
-local mode in tests). A collection holds named sparse vectors with the IDF modifier, and one payload-only
+no server; its ``EdgeFolder`` part is shared with the dense vectors' shard of ``vectors.py``);
+``ClientCollection`` speaks to a collection through ``qdrant-client`` (a server at a URL, or its local mode in
+tests). A collection holds named sparse vectors with the IDF modifier, and one payload-only
 point, the marker, saying which state of the index it holds.
 
 Every search scopes its IDF to the points that hold the searched vector (``IdfParams(corpus=...)``): a server
@@ -43,7 +44,7 @@ T = TypeVar("T")
 PointId = int | str
 # The marker's point id (a UUID: chunk points are numbered by slot).
 MARKER_ID = "00000000-0000-5000-8000-00000000a9e7"
-_BATCH = 512  # points per upsert request
+UPSERT_BATCH = 512  # points per upsert request
 _INSTALL = "the Qdrant backend needs its extra: pip install 'agentty-rag[qdrant]'"
 
 
@@ -83,11 +84,12 @@ class SparseCollection(Protocol):
         """Write the marker."""
 
 
-class EdgeCollection:
-    """A collection kept by Qdrant's engine in-process, in the folder ``path`` (made by the first ``reset``).
+class EdgeFolder:
+    """A shard of Qdrant's engine in-process, in the folder ``path`` (made by the first ``_create``), with the
+    marker point.
 
     The engine lets one process open a folder at a time: when another holds it, this process keeps its own
-    collection in a temporary folder (the lexical index writes it anew from the index database)."""
+    shard in a temporary folder (its owner writes it anew from the index database)."""
 
     def __init__(self, path: Path) -> None:
         try:
@@ -115,17 +117,16 @@ class EdgeCollection:
             raise RuntimeError("the Qdrant shard is written only after a reset")
         return self._shard
 
-    def reset(self, vectors: Sequence[str]) -> None:
-        edge = self._edge
+    def _create(self, config: qdrant_edge.EdgeConfig) -> None:
+        """Make the shard anew, empty, with ``config`` (in a temporary folder when ``path`` cannot be used)."""
         path = Path(self._temporary.name) if self._temporary is not None else self.path
         if self._shard is not None:
             self._shard.close()
             self._shard = None
-        sparse = {name: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf) for name in vectors}
         try:
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True, exist_ok=True)
-            self._shard = edge.EdgeShard.create(str(path), edge.EdgeConfig(sparse_vectors=sparse))
+            self._shard = self._edge.EdgeShard.create(str(path), config)
         # The folder cannot be written (a read-only .agentty/), or another process just made it: the engine
         # raises plain Exception.
         except Exception as error:
@@ -133,22 +134,44 @@ class EdgeCollection:
                 raise
             log.warning("the Qdrant shard cannot be kept in %s (%s); this process keeps its own copy", path, error)
             self._temporary = tempfile.TemporaryDirectory(prefix="agentty-qdrant-")
-            self._shard = edge.EdgeShard.create(self._temporary.name, edge.EdgeConfig(sparse_vectors=sparse))
-
-    def upsert(self, points: Sequence[SparsePoint]) -> None:
-        edge, shard = self._edge, self._held
-        for start in range(0, len(points), _BATCH):
-            batch = [
-                edge.Point(p.id, {p.vector: edge.SparseVector(indices=p.indices, values=p.values)}, p.payload or None)
-                for p in points[start : start + _BATCH]
-            ]
-            shard.update(edge.UpdateOperation.upsert_points(batch))
-        shard.flush()
+            self._shard = self._edge.EdgeShard.create(self._temporary.name, config)
 
     def delete(self, ids: Sequence[PointId]) -> None:
         if ids:
             self._held.update(self._edge.UpdateOperation.delete_points(list(ids)))
             self._held.flush()
+
+    def marker(self) -> str | None:
+        if self._shard is None:
+            return None
+        found = self._shard.retrieve([MARKER_ID], with_payload=True, with_vector=False)
+        payload = found[0].payload if found else None
+        text = payload.get("marker") if payload else None
+        return text if isinstance(text, str) else None
+
+    def set_marker(self, text: str) -> None:
+        point = self._edge.Point(MARKER_ID, {}, {"marker": text})
+        self._held.update(self._edge.UpdateOperation.upsert_points([point]))
+        self._held.flush()
+
+
+class EdgeCollection(EdgeFolder):
+    """A collection of sparse vectors kept by Qdrant's engine in-process, in the folder ``path``."""
+
+    def reset(self, vectors: Sequence[str]) -> None:
+        edge = self._edge
+        sparse = {name: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf) for name in vectors}
+        self._create(edge.EdgeConfig(sparse_vectors=sparse))
+
+    def upsert(self, points: Sequence[SparsePoint]) -> None:
+        edge, shard = self._edge, self._held
+        for start in range(0, len(points), UPSERT_BATCH):
+            batch = [
+                edge.Point(p.id, {p.vector: edge.SparseVector(indices=p.indices, values=p.values)}, p.payload or None)
+                for p in points[start : start + UPSERT_BATCH]
+            ]
+            shard.update(edge.UpdateOperation.upsert_points(batch))
+        shard.flush()
 
     def search(
         self, vector: str, indices: list[int], values: list[float], limit: int, ids: Sequence[PointId] | None = None
@@ -166,19 +189,6 @@ class EdgeCollection:
         if self._shard is None:
             return []
         return [(p.id if isinstance(p.id, int) else str(p.id), p.score) for p in self._shard.query(request)]
-
-    def marker(self) -> str | None:
-        if self._shard is None:
-            return None
-        found = self._shard.retrieve([MARKER_ID], with_payload=True, with_vector=False)
-        payload = found[0].payload if found else None
-        text = payload.get("marker") if payload else None
-        return text if isinstance(text, str) else None
-
-    def set_marker(self, text: str) -> None:
-        point = self._edge.Point(MARKER_ID, {}, {"marker": text})
-        self._held.update(self._edge.UpdateOperation.upsert_points([point]))
-        self._held.flush()
 
 
 class Reach:
@@ -291,14 +301,14 @@ class ClientCollection:
 
     def upsert(self, points: Sequence[SparsePoint]) -> None:
         models = self._models
-        for start in range(0, len(points), _BATCH):
+        for start in range(0, len(points), UPSERT_BATCH):
             batch = [
                 models.PointStruct(
                     id=p.id,
                     vector={p.vector: models.SparseVector(indices=p.indices, values=p.values)},
                     payload=p.payload or None,
                 )
-                for p in points[start : start + _BATCH]
+                for p in points[start : start + UPSERT_BATCH]
             ]
             self._call(partial(self._client.upsert, self.name, batch, wait=True))
 
@@ -383,8 +393,10 @@ def open_collection(target: QdrantTarget) -> SparseCollection:
 
 __all__ = [
     "MARKER_ID",
+    "UPSERT_BATCH",
     "ClientCollection",
     "EdgeCollection",
+    "EdgeFolder",
     "PointId",
     "Reach",
     "SparseCollection",

@@ -173,7 +173,7 @@ class Mirror:
             return
         self.embedding_profile = profile
         # The one place that makes the store of the vectors (its backend is the configuration's).
-        self.vectors = None if profile is None else self.vector_backend(self.store, profile)
+        self.vectors = None if profile is None else self.vector_backend(self.store, profile, self.config)
         # Vectors load with the index; choosing a profile never creates a database.
         if self.vectors is not None and not self.storage.never_built():
             self.sync()

@@ -8,7 +8,8 @@ and, while it searches, for the ``similarities`` of the chunks it may return (in
 ``best_of`` takes a search's candidates from them) and the ``coverage``. A ``VectorBackend`` makes stores
 (``stores.VECTOR_STORES`` names each) and keeps the vectors of every profile: the SQLite one
 (``sqlite.py``) keeps them in the index database, keyed by the hash of the embedded text, so an
-unchanged chunk is never embedded twice.
+unchanged chunk is never embedded twice; the Qdrant one (``index/qdrant/vectors.py``) writes through to
+that table and searches a copy of the live chunks' vectors in Qdrant's engine in-process.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agentty_rag.index.vectors.dense import EmbeddingProfile
 from agentty_rag.types import Chunk
 
 if TYPE_CHECKING:
+    from agentty_rag.index.storage.definition import IndexConfig
     from agentty_rag.index.storage.store import Store
 
 Matrix = npt.NDArray[np.float32]
@@ -81,8 +83,9 @@ class VectorBackend(Protocol):
     its line in ``stores.VECTOR_STORES``.
     """
 
-    def __call__(self, database: Callable[[], Store], profile: EmbeddingProfile) -> VectorStore:
-        """The store of ``profile``'s vectors; ``database`` is the index database as it is now."""
+    def __call__(self, database: Callable[[], Store], profile: EmbeddingProfile, config: IndexConfig) -> VectorStore:
+        """The store of ``profile``'s vectors; ``database`` is the index database as it is now, ``config`` the
+        index (where a store kept outside the database lives)."""
         ...
 
     def held(self, database: Store) -> bool:

@@ -4,13 +4,15 @@ of its ``vectors`` table.
 ``vectors(profile, hash, vector)`` holds float16 embeddings keyed by embedding profile and the hash of the
 embedded text (``embed_hash``, a column of every chunk), so an unchanged chunk is never embedded twice and a
 new model invalidates vectors only. Every vector ends with its checksum: a damaged page changes bytes without
-any SQLite error. Searching runs over a ``DenseIndex`` in memory, filled from the table.
+any SQLite error. ``VectorTable`` is the table of one profile, which every store writes through to;
+``SqliteVectors`` searches over a ``DenseIndex`` in memory, filled from the table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xxhash
@@ -19,6 +21,9 @@ from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
+
+if TYPE_CHECKING:
+    from agentty_rag.index.storage.definition import IndexConfig
 
 _VECTOR_SUM_BYTES = 8
 
@@ -36,8 +41,9 @@ def open_vector(sealed: bytes) -> bytes:
     return vector
 
 
-class SqliteVectors:
-    """The vectors of one profile in the index database, searched in memory.
+class VectorTable:
+    """The ``vectors`` table of one profile: the truth every store of the profile writes through to, and the
+    backend's upkeep of the table, for every profile.
 
     Args:
         database: the index database as it is now (it is replaced when the index is rebuilt after corruption).
@@ -48,7 +54,6 @@ class SqliteVectors:
         self._store = database
         self.profile = profile.key
         self.dimension = profile.dimension
-        self._dense: DenseIndex | None = None
 
     # -- the backend's upkeep of the table, for every profile ---------------------------------------------
 
@@ -64,7 +69,35 @@ class SqliteVectors:
     def prune(database: Store) -> None:
         prune_vectors(database)
 
-    # -- the store of one profile -------------------------------------------------------------------------
+    # -- the profile's vectors ----------------------------------------------------------------------------
+
+    def _write(self, hashes: Sequence[str], vectors: Matrix) -> None:
+        """Store the vectors (as float16) by the hash of their text."""
+        blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, h in enumerate(hashes)]
+        write_vectors(self._store(), self.profile, blobs)
+
+    def missing(self, limit: int) -> list[int]:
+        query = (
+            "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
+        )
+        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
+
+
+class SqliteVectors(VectorTable):
+    """The vectors of one profile in the index database, searched in memory.
+
+    Args:
+        database: the index database as it is now (it is replaced when the index is rebuilt after corruption).
+        profile: the embedding profile (its key names the vectors, its dimension their length).
+        config: the index (unused: the database is where the vectors are).
+    """
+
+    def __init__(
+        self, database: Callable[[], Store], profile: EmbeddingProfile, config: IndexConfig | None = None
+    ) -> None:
+        super().__init__(database, profile)
+        self._dense: DenseIndex | None = None
 
     def load(self, ids: Sequence[int] | None = None) -> None:
         store = self._store()
@@ -87,21 +120,13 @@ class SqliteVectors:
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
         """Store the vectors (as float16) and search them at once (as given: rounding comes with the next load)."""
-        blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, h in enumerate(hashes)]
-        write_vectors(self._store(), self.profile, blobs)
+        self._write(hashes, vectors)
         if self._dense is not None:
             self._dense.put(list(ids), vectors)
 
     def drop(self, ids: Sequence[int]) -> None:
         if self._dense is not None:
             self._dense.drop(ids)
-
-    def missing(self, limit: int) -> list[int]:
-        query = (
-            "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
-        )
-        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
 
     def similarities(self, query: Matrix, ids: Ids) -> Matrix:
         if self._dense is None:
@@ -114,12 +139,21 @@ class SqliteVectors:
 
 def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
     """(slot, float16 vector bytes) of every live chunk (or of ``slots``) with a vector for ``profile``."""
-    join = "SELECT c.slot, v.vector FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash"
+    return [(slot, open_vector(sealed)) for slot, sealed in _with_vectors(store, "v.vector", profile, slots)]
+
+
+def stored_hashes(store: Store, profile: str, slots: Sequence[int] | None = None) -> dict[int, str]:
+    """The embedded text's hash of every live chunk (or of ``slots``) with a vector for ``profile``, by slot
+    (the vectors are not read)."""
+    return {int(slot): text_hash for slot, text_hash in _with_vectors(store, "c.embed_hash", profile, slots)}
+
+
+def _with_vectors(store: Store, column: str, profile: str, slots: Sequence[int] | None) -> list[tuple[int, Any]]:
+    """(slot, ``column``) of every live chunk (or of ``slots``) with a vector for ``profile``."""
+    join = f"SELECT c.slot, {column} FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash"
     if slots is None:
-        rows = store.run(join, (profile,))
-    else:
-        rows = list(store.rows_in(join + " WHERE c.slot IN ({marks})", slots, profile))
-    return [(slot, open_vector(sealed)) for slot, sealed in rows]
+        return list(store.run(join, (profile,)))
+    return list(store.rows_in(join + " WHERE c.slot IN ({marks})", slots, profile))
 
 
 def write_vectors(store: Store, profile: str, rows: Iterable[tuple[str, bytes]]) -> None:
@@ -162,11 +196,13 @@ def has_vectors(store: Store) -> bool:
 
 __all__ = [
     "SqliteVectors",
+    "VectorTable",
     "has_vectors",
     "import_vectors",
     "open_vector",
     "prune_vectors",
     "seal_vector",
+    "stored_hashes",
     "stored_vectors",
     "write_vectors",
 ]
