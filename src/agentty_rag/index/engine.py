@@ -29,7 +29,8 @@ from agentty_rag.errors import BackendUnavailable, IndexCorrupt
 from agentty_rag.index.lexical.scores import LexicalScores
 from agentty_rag.index.lexical.search import LexicalSearch
 from agentty_rag.index.lexical.tokenize import Tokenizer
-from agentty_rag.index.qdrant.shared import Provenance, Published
+from agentty_rag.index.qdrant.publish import Published
+from agentty_rag.index.qdrant.shared import Provenance
 from agentty_rag.index.qdrant.start import SharedStart
 from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.freshness import Freshness

@@ -9,17 +9,10 @@ import threading
 from collections.abc import Iterator
 
 from agentty_rag.errors import BackendUnavailable, BackendUnreachable, NotPublished
-from agentty_rag.index.qdrant.shared import (
-    Provenance,
-    Published,
-    Seeded,
-    SharedCollection,
-    overlay,
-    publish,
-    published_hashes,
-    seed,
-    seeded_from,
-)
+from agentty_rag.index.qdrant.origin import overlay, published_hashes, seeded_from
+from agentty_rag.index.qdrant.publish import Published, publish
+from agentty_rag.index.qdrant.seed import Seeded, seed
+from agentty_rag.index.qdrant.shared import Provenance, SharedCollection
 from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import Progress
 from agentty_rag.index.storage.mirror import Mirror
