@@ -111,10 +111,15 @@ def _download(collection: SharedCollection) -> tuple[dict[str, FileRow], list[Bu
     Raises:
         KeyError, TypeError, ValueError, AttributeError: a point does not hold what a publish writes.
     """
-    rows = {_key(p.payload["key"]): _file_row(p.payload) for p in collection.scroll("file")}
+    rows: dict[str, FileRow] = {}
     chunks: dict[str, list[Any]] = {}
-    for point in collection.scroll("chunk", vectors=True):
-        chunks.setdefault(_key(point.payload["key"]), []).append(point)
+    # One pass over every point (a filter per kind costs a local-mode collection a pass per page).
+    for point in collection.scroll(vectors=True):
+        kind = point.payload.get("kind")
+        if kind == "file":
+            rows[_key(point.payload["key"])] = _file_row(point.payload)
+        elif kind == "chunk":
+            chunks.setdefault(_key(point.payload["key"]), []).append(point)
     vectors: dict[str, bytes] = {}
     built = []
     for key in sorted(rows):

@@ -43,8 +43,9 @@ SPARSE, DENSE = "bm25", "dense"
 MARKER_ID = "00000000-0000-5000-8000-0000000051a7"
 _CHUNKS = uuid.UUID("0b6c8f0e-3f7a-4a55-9d0c-7e1f52a4c3d1")
 _FILES = uuid.UUID("6a0d2b4e-91c3-4e6f-8a27-d5b3c1e0f942")
-# Points per request.
+# Points per write, and per page of a read.
 _BATCH = 256
+_SCROLL = 2048
 _INSTALL = "the shared index needs the Qdrant extra: pip install 'agentty-rag[qdrant]'"
 
 
@@ -184,19 +185,17 @@ class SharedCollection:
         for name in () if local else ("kind", "key"):
             self.call("create_payload_index", self.name, name, m.PayloadSchemaType.KEYWORD)
 
-    def scroll(self, kind: str, keys: Sequence[str] | None = None, vectors: bool = False) -> Iterator[Any]:
-        """Every point of ``kind`` (``file``, ``chunk``; only those of ``keys`` when given), with its payload."""
+    def scroll(self, kind: str | None = None, vectors: bool = False) -> Iterator[Any]:
+        """Every point (of ``kind``, ``file`` or ``chunk``, when given), with its payload (and dense vector)."""
         m = self.models
-        must: list[Any] = [m.FieldCondition(key="kind", match=m.MatchValue(value=kind))]
-        if keys is not None:
-            must.append(m.FieldCondition(key="key", match=m.MatchAny(any=list(keys))))
+        only = None if kind is None else m.Filter(must=[m.FieldCondition(key="kind", match=m.MatchValue(value=kind))])
         offset = None
         while True:
             points, offset = self.call(
                 "scroll",
                 self.name,
-                scroll_filter=m.Filter(must=must),
-                limit=_BATCH,
+                scroll_filter=only,
+                limit=_SCROLL,
                 offset=offset,
                 with_payload=True,
                 with_vectors=[DENSE] if vectors else False,

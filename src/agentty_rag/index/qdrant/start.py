@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 
 from agentty_rag.errors import BackendUnavailable, BackendUnreachable, NotPublished
+from agentty_rag.index.qdrant.collection import reach_of
 from agentty_rag.index.qdrant.origin import overlay, published_hashes, seeded_from
 from agentty_rag.index.qdrant.publish import Published, publish
 from agentty_rag.index.qdrant.seed import Seeded, seed
@@ -51,7 +52,8 @@ class SharedStart:
     def start(self, mirror: Mirror, tell: Progress) -> None:
         """Seed ``mirror`` from the collection unless this process already did (or learnt it cannot)."""
         with self._lock:
-            if self.checked or self._closed:
+            # Asked already, or the server rests after a failure this process has already said.
+            if self.checked or self._closed or reach_of(self.target).resting():
                 return
             try:
                 with self.opened() as collection:
