@@ -207,6 +207,25 @@ async def test_a_server_that_never_answers_costs_one_timeout_then_rests(tmp_path
     assert asked >= 1 and len(silent.accepted) == asked
 
 
+async def test_a_search_never_waits_for_the_server(tmp_path: Path, silent: SilentServer) -> None:
+    """The server's start-up build asks a Qdrant that never answers (for up to a minute); searches meanwhile
+    answer from the local index at once, and the server closes without waiting the minute out."""
+    root = _copy(tmp_path / "served")
+    assert run_main("agentty_rag", root, ("index", "code"), {}).returncode == 0
+    env = {
+        "AGENTTY_RAG_BACKEND": "qdrant",
+        "AGENTTY_QDRANT_URL": f"http://127.0.0.1:{silent.port}",
+        "AGENTTY_QDRANT_TIMEOUT_MS": "60000",
+    }
+    with anyio.fail_after(HUNG_S):  # half the server's timeout
+        async with Client(server(root, **env)) as client:
+            for _ in range(2):
+                result = await client.call_tool("search_code", QUERY)
+                assert not result.is_error, _text(result)
+                assert result.structured_content["results"]
+    assert silent.accepted  # the start-up build did ask it
+
+
 def test_status_names_the_backend_and_whether_it_answered(tmp_path: Path) -> None:
     local = _copy(tmp_path / "local")
     assert run_main("agentty_rag", local, ("index",), {}).returncode == 0

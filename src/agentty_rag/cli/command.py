@@ -127,10 +127,14 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool, publish: bo
 def _publish(workspace: Any) -> None:
     """Publish the code index to its shared collection, and say what was sent."""
     from agentty_rag.index.qdrant.shared import Provenance
-    from agentty_rag.workspace.repository import current_commit, repository_name
+    from agentty_rag.workspace.repository import current_branch, current_commit, publish_problem, repository_name
 
-    root = workspace.root
-    provenance = Provenance(current_commit(root), workspace.settings.qdrant_branch, repository_name(root))
+    root, settings = workspace.root, workspace.settings
+    problem = publish_problem(root, settings.qdrant_branch, settings.qdrant_collection is not None)
+    if problem:
+        raise BadRequest(f"not published: {problem}")
+    branch = current_branch(root) or settings.qdrant_branch
+    provenance = Provenance(current_commit(root), branch, repository_name(root))
     report = workspace.index("code").publish(provenance)
     how = f"made anew ({report.recreated})" if report.recreated else "patched"
     print(

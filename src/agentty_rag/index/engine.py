@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import BackendUnavailable, IndexCorrupt
+from agentty_rag.errors import AgenttyError, BackendUnavailable, IndexCorrupt
 from agentty_rag.index.lexical.scores import LexicalScores
 from agentty_rag.index.lexical.search import LexicalSearch
 from agentty_rag.index.lexical.tokenize import Tokenizer
+from agentty_rag.index.qdrant.origin import seeded_from
 from agentty_rag.index.qdrant.publish import Published
 from agentty_rag.index.qdrant.shared import Provenance
 from agentty_rag.index.qdrant.start import SharedStart
@@ -67,7 +68,7 @@ class CorpusIndex(LexicalSearch):
         self._tokenized: dict[str, frozenset[str]] = {}
         self.last_refresh = RefreshReport()
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
-        self.shared = None if config.shared is None else SharedStart(config.shared, self._notes)
+        self.shared = None if config.shared is None else SharedStart(config.shared, config, self._notes)
 
     @contextlib.contextmanager
     def reading(self, timeout: float | None = None) -> Iterator[bool]:
@@ -124,13 +125,16 @@ class CorpusIndex(LexicalSearch):
         """
         started = time.perf_counter()
         tell = self._tracking(progress)
+        # A build may start from the shared index (a server's request never does): read over the network
+        # before the index lock is taken, so that no search waits on it.
+        shared = self.shared if self.shared is not None and build and not force_rebuild else None
+        download = shared.fetch(self._seeded_version()) if shared is not None else None
         with self._lock:
             self._mirror.sync()
             tell(0, 0, "scanning")
             try:
-                if self.shared is not None and build and not force_rebuild:
-                    # A build may start from the shared index; a server's request never waits for one.
-                    self.shared.start(self._mirror, tell)
+                if shared is not None and download is not None:
+                    shared.install(self._mirror, download, tell)
                 reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
                 fresh, tokenizer = self.freshness, self._tokenizer
                 report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
@@ -142,6 +146,17 @@ class CorpusIndex(LexicalSearch):
             report.seconds = time.perf_counter() - started
             self.last_refresh = report
             return report
+
+    def _seeded_version(self) -> str | None:
+        """The shared version the index was seeded from (None: none, or its header cannot be read now)."""
+        with self._lock:
+            if self._mirror.storage.never_built():
+                return None
+            try:
+                self._mirror.sync()
+                return seeded_from(self._mirror.store()).get("version")
+            except AgenttyError:  # the refresh meets it too, and recovers
+                return None
 
     def _tracking(self, progress: Progress | None) -> Progress:
         """``progress``, with the files parsed so far kept in ``build_state`` for requests that wait."""

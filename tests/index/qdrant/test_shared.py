@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,8 +112,16 @@ def test_a_collection_of_other_index_settings_is_refused(tmp_path: Path) -> None
     ("kind", "payload", "reason"),
     [
         ("chunk", {"terms": "garbage"}, "holds a point this version cannot read"),
-        ("chunk", {"path": "../../etc/passwd"}, "leaves the workspace"),
+        ("chunk", {"terms": [["body", [["token", 2**32]]]]}, "is not a count"),
+        ("chunk", {"symbol": ["a", "list"]}, "is not text"),
+        ("chunk", {"start_line": 9, "end_line": 3}, "ends before it starts"),
+        ("chunk", {"start_line": -7}, "is not a count"),
+        ("chunk", {"path": "server/elsewhere.py"}, "names another path"),
+        ("chunk", {"path": "../../etc/passwd"}, "names another path"),
+        ("chunk", {"hash": "another version"}, "do not agree with its row"),
+        ("file", {"chunks": 999}, "do not agree with its row"),
         ("file", {"key": "code:/etc/passwd"}, "leaves the workspace"),
+        ("file", {"key": "docs:guide.md"}, "file key"),
         ("file", {"size": None}, "holds a point this version cannot read"),
     ],
 )
@@ -171,3 +182,73 @@ def test_a_file_whose_chunks_gained_vectors_is_sent_again(tmp_path: Path) -> Non
     dev = _copy(tmp_path / "dev")
     started = run_main("agentty_rag", dev, ("index", "code"), env, lexical=False)
     assert "embedded 0 chunks" in started.stdout, started.stdout
+
+
+def test_a_collection_published_again_while_it_is_read_is_refused(tmp_path: Path) -> None:
+    """A publish that ends while a machine reads the points (the marker is not the one the read began with)
+    would leave it a mix of two versions: refused, nothing written."""
+    from agentty_rag.errors import NotPublished
+    from agentty_rag.index.qdrant.seed import fetch
+    from agentty_rag.index.qdrant.shared import SharedCollection
+
+    env = _env(tmp_path / "qdrant")
+    assert (
+        run_main("agentty_rag", _copy(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
+    )
+
+    class PublishedMeanwhile(SharedCollection):
+        """The collection, with another publish ending after the first point is read."""
+
+        def scroll(self, kind: str | None = None, vectors: bool = False) -> Iterator[Any]:
+            for number, point in enumerate(super().scroll(kind, vectors)):
+                if number == 1:
+                    self.set_marker({**(self.marker() or {}), "version": "published meanwhile"})
+                yield point
+
+    index = _workspace(_copy(tmp_path / "dev"), env).index("code")
+    assert index.shared is not None
+    collection = PublishedMeanwhile(index.shared.target)
+    try:
+        with pytest.raises(NotPublished, match="changed while it was read"):
+            fetch(collection, index.config, None)
+        assert fetch(SharedCollection(index.shared.target, collection._client), index.config, None) is not None
+    finally:
+        collection.close()
+
+
+def test_a_publish_sends_the_vectors_of_the_model_in_use(tmp_path: Path) -> None:
+    env = {**_env(tmp_path / "qdrant"), "AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_EMBED_MODEL": "alpha"}
+    del env["AGENTTY_RAG_DENSE"]
+    ci = _copy(tmp_path / "ci")
+    first = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
+    assert "447 with a dense vector" in first.stdout, first.stdout + first.stderr
+    switched = {**env, "AGENTTY_EMBED_MODEL": "zeta"}
+    second = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), switched, lexical=False)
+    assert "made anew (the embeddings changed) — 83 files sent (447 chunks, 447 with a dense vector)" in second.stdout
+    dev = run_main("agentty_rag", _copy(tmp_path / "dev"), ("index", "code"), switched, lexical=False)
+    assert "embedded 0 chunks" in dev.stdout, dev.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_publish_shares_only_what_the_branch_holds(tmp_path: Path) -> None:
+    env = _env(tmp_path / "qdrant")
+    del env["AGENTTY_QDRANT_COLLECTION"]  # named after the repository and AGENTTY_QDRANT_BRANCH
+    root = _copy(tmp_path / "ci")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "commit", "-q", "-m", "one")
+    git("checkout", "-q", "-b", "feature")
+    other = run_main("agentty_rag", root, ("index", "code", "--backend", "qdrant"), env)
+    assert other.returncode == 2
+    assert "not published: the checkout is on branch feature, not main" in other.stderr
+    (root / "server" / "draft.py").write_text("def unfinished(): ...\n", "utf-8")
+    own = {**env, "AGENTTY_QDRANT_BRANCH": "feature"}
+    dirty = run_main("agentty_rag", root, ("index", "code", "--backend", "qdrant"), own)
+    assert dirty.returncode == 2 and "changes git does not hold (server/draft.py)" in dirty.stderr
+    (root / "server" / "draft.py").unlink()
+    done = run_main("agentty_rag", root, ("index", "code", "--backend", "qdrant"), own)
+    assert done.returncode == 0 and "agentty_ci_feature, made anew (new collection) — 83 files sent" in done.stdout

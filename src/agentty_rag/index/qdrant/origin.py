@@ -7,14 +7,11 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentty_rag.fsguard import UnsafeFile, read_regular, write_private
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.store import FileRow, Store
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

@@ -33,9 +33,10 @@ from agentty_rag.index.storage.refresh import writer_lock
 from agentty_rag.index.storage.store import FileRow, Store
 from agentty_rag.index.vectors.sqlite import open_vector
 
-# The relative move of an average length past which every chunk's BM25 vector is written again (below it,
-# vectors keep the averages they were written with: scores move by less than 1 %).
-_REWEIGHT = 0.01
+# The relative move of an average length past which the collection is written anew (below it, the BM25 vectors
+# keep the averages they were written with: Qdrant's own scores of them move by under 5 %; our searches read
+# the exact terms).
+_REWEIGHT = 0.1
 
 
 @dataclass
@@ -77,7 +78,8 @@ def publish(mirror: Mirror, collection: SharedCollection, provenance: Provenance
     config, store = mirror.config, mirror.store()
     files = dict(store.files())
     profile = index_profile(config)
-    embedding, vectors = _published_vectors(store)
+    active = mirror.embedding_profile.key if mirror.embedding_profile is not None else None
+    embedding, vectors = _published_vectors(store, active)
     report = Published(collection.name)
     marker = collection.marker()
     averages = _average_lengths(store, config.field_names)
@@ -143,16 +145,24 @@ def publish(mirror: Mirror, collection: SharedCollection, provenance: Provenance
     return report
 
 
-def _published_vectors(store: Store) -> tuple[str, dict[str, bytes]]:
-    """The embedding profile with the most vectors in the index, and its vectors by text hash ("", {}: none)."""
-    rows = store.run("SELECT profile, COUNT(*) FROM vectors GROUP BY profile ORDER BY 2 DESC, 1 LIMIT 1")
-    if not rows:
-        return "", {}
-    profile = str(rows[0][0])
+def _published_vectors(store: Store, active: str | None) -> tuple[str, dict[str, bytes]]:
+    """The embedding profile to publish — the one in use, else the one with the most vectors of live chunks —
+    and its vectors of live chunks by text hash ("", {}: none)."""
+    profile = active
+    if profile is None:
+        rows = store.run(
+            "SELECT v.profile, COUNT(*) FROM vectors v JOIN chunks c ON c.embed_hash = v.hash "
+            "GROUP BY v.profile ORDER BY 2 DESC, 1 LIMIT 1"
+        )
+        if not rows:
+            return "", {}
+        profile = str(rows[0][0])
     held = store.run(
         "SELECT v.hash, v.vector FROM vectors v WHERE v.profile = ? AND v.hash IN (SELECT embed_hash FROM chunks)",
         (profile,),
     )
+    if not held:
+        return "", {}
     return profile, {str(h): open_vector(sealed) for h, sealed in held}
 
 

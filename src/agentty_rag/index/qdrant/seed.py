@@ -1,8 +1,12 @@
 """Starting a machine's local index from the shared collection: a full build whose files (their chunks, terms
 and dense vectors) come from the collection, once per published version; the ordinary refresh after it
-re-indexes what the working tree holds otherwise (the overlay). A collection that is not finished, was
-published with other index settings, or holds a point this version cannot read (or whose path would leave
-the workspace) is refused whole: nothing from it is kept."""
+re-indexes what the working tree holds otherwise (the overlay).
+
+``fetch`` is the network part (no lock held: a search never waits on it), ``install`` the write (under the
+index's writer lock). A collection that is not finished, changed while it was read, was published with other
+index settings, or holds a point this version cannot read (a value of the wrong type or out of range, a path
+that would leave the workspace or names another file, chunks that disagree with their file's row) is refused
+whole: nothing from it is kept."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from agentty_rag.index.qdrant.shared import (
     index_profile,
 )
 from agentty_rag.index.storage.bulk import rebuild
-from agentty_rag.index.storage.definition import Progress
+from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.ingest import BuiltFile
 from agentty_rag.index.storage.manifest import Scan
 from agentty_rag.index.storage.mirror import Mirror
@@ -37,10 +41,14 @@ from agentty_rag.index.vectors.sqlite import write_vectors
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
 
+# Counts and line numbers as a build stores them (SQLite's and numpy's int32).
+_INT32 = 1 << 31
+
 
 @dataclass
 class Seeded:
-    """What ``seed`` did: nothing (already the published version), or the local index written from it."""
+    """What starting from the collection did: nothing (already the published version), or the local index
+    written from it."""
 
     collection: str
     version: str = ""
@@ -53,15 +61,75 @@ class Seeded:
     marker: dict[str, Any] = field(default_factory=dict)
 
 
-def seed(mirror: Mirror, collection: SharedCollection, tell: Progress) -> Seeded:
-    """Write the local index from the collection when it holds a version this index was not seeded from.
+@dataclass
+class Download:
+    """A published version read whole: the files' rows, their chunks ready for a build's writer, the vectors."""
+
+    seeded: Seeded
+    rows: dict[str, FileRow]
+    built: list[BuiltFile]
+    vectors: dict[str, bytes]
+
+
+def fetch(collection: SharedCollection, config: IndexConfig, seeded_version: str | None) -> Download | None:
+    """Read the collection's published version when the local index was not seeded from it (None: it was).
+    Network only: no lock is held, nothing local is written.
 
     Raises:
-        BackendUnreachable: the server did not answer (the local index is left as it was).
-        NotPublished: no finished publish, or one made with other index settings.
+        BackendUnreachable: the server did not answer.
+        NotPublished: nothing published, a publish under way (or one that ended while this read), other index
+            settings, or a point this version cannot read.
+    """
+    marker = _usable_marker(collection, config)
+    seeded = Seeded(collection.name, str(marker.get("version", "")), str(marker.get("commit", "")), marker=marker)
+    if seeded.version == seeded_version:
+        return None
+    try:
+        rows, built, vectors = _download(collection)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:
+        raise NotPublished(
+            f"the Qdrant collection {collection.name} holds a point this version cannot read "
+            f"({type(error).__name__}: {error})"
+        ) from None
+    if collection.marker() != marker:  # a publish ran meanwhile: what was read may mix two versions
+        raise NotPublished(f"the Qdrant collection {collection.name} changed while it was read")
+    return Download(seeded, rows, built, vectors)
+
+
+def install(mirror: Mirror, download: Download, tell: Progress) -> Seeded:
+    """Write the local index from a download (its writer lock held), unless another process already did.
+
+    Raises:
+        IndexCorrupt, IndexUnwritable, IndexBusy: the local index could not be written (it is as it was).
     """
     started = time.perf_counter()
-    config = mirror.config
+    done, config = download.seeded, mirror.config
+    marker = done.marker
+    meta = {SEEDED_VERSION: done.version, SEEDED_FROM: json.dumps(provenance_of(marker), sort_keys=True)}
+    with writer_lock(mirror):
+        mirror.sync()
+        if mirror.store().meta().get(SEEDED_VERSION) == done.version:  # another process seeded it meanwhile
+            return done
+        store = mirror.store()
+        embedding = str(marker.get("embedding") or "")
+        if embedding and download.vectors:
+            # Before the chunks that use them: an index that says it is this version always has its vectors.
+            write_vectors(store, embedding, download.vectors.items())
+        rows = download.rows
+        found = Scan({key: FileStamp(key, "", row.size, row.mtime_ns) for key, row in rows.items()}, {}, SkipReport())
+        lexical = lexical_index(config, mirror.store, mirror.notes)
+        files, slots = rebuild(store, config, found, iter(download.built), tell, lexical, meta)
+        mirror.lexical = lexical
+        mirror.committed(store, files)
+        if mirror.vectors is not None:
+            mirror.vectors.load()
+    keep_published(config, rows)
+    done.files, done.chunks, done.vectors, done.wrote = len(files), slots, len(download.vectors), True
+    done.seconds = time.perf_counter() - started
+    return done
+
+
+def _usable_marker(collection: SharedCollection, config: IndexConfig) -> dict[str, Any]:
     marker = collection.marker()
     if marker is None:
         raise NotPublished(f"nothing published to the Qdrant collection {collection.name} yet")
@@ -69,47 +137,15 @@ def seed(mirror: Mirror, collection: SharedCollection, tell: Progress) -> Seeded
         raise NotPublished(f"the Qdrant collection {collection.name} is being written")
     if marker.get("profile") != index_profile(config):
         raise NotPublished(f"the Qdrant collection {collection.name} was published with other index settings")
-    done = Seeded(collection.name, str(marker.get("version", "")), str(marker.get("commit", "")), marker=marker)
-    if _seeded_version(mirror) == done.version:
-        return done
-    seeded = {SEEDED_VERSION: done.version, SEEDED_FROM: json.dumps(provenance_of(marker), sort_keys=True)}
-    with writer_lock(mirror):
-        if _seeded_version(mirror) == done.version:  # another process seeded it meanwhile
-            return done
-        try:
-            rows, built, vectors = _download(collection)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise NotPublished(
-                f"the Qdrant collection {collection.name} holds a point this version cannot read "
-                f"({type(error).__name__}: {error})"
-            ) from None
-        found = Scan({key: FileStamp(key, "", row.size, row.mtime_ns) for key, row in rows.items()}, {}, SkipReport())
-        store = mirror.store()
-        lexical = lexical_index(config, mirror.store, mirror.notes)
-        files, slots = rebuild(store, config, found, iter(built), tell, lexical, seeded)
-        mirror.lexical = lexical
-        mirror.committed(store, files)
-        embedding = str(marker.get("embedding") or "")
-        if embedding and vectors:
-            write_vectors(store, embedding, vectors.items())
-            if mirror.vectors is not None:
-                mirror.vectors.load()
-    keep_published(config, rows)
-    done.files, done.chunks, done.vectors, done.wrote = len(files), slots, len(vectors), True
-    done.seconds = time.perf_counter() - started
-    return done
-
-
-def _seeded_version(mirror: Mirror) -> str | None:
-    mirror.sync()
-    return mirror.store().meta().get(SEEDED_VERSION)
+    return marker
 
 
 def _download(collection: SharedCollection) -> tuple[dict[str, FileRow], list[BuiltFile], dict[str, bytes]]:
     """Every file's row, its chunks ready for a build's writer, and the dense vectors by text hash.
 
     Raises:
-        KeyError, TypeError, ValueError, AttributeError: a point does not hold what a publish writes.
+        KeyError, TypeError, ValueError, AttributeError, OverflowError: a point does not hold what a publish
+            writes, or a file's chunks do not agree with its row.
     """
     rows: dict[str, FileRow] = {}
     chunks: dict[str, list[Any]] = {}
@@ -123,30 +159,47 @@ def _download(collection: SharedCollection) -> tuple[dict[str, FileRow], list[Bu
     vectors: dict[str, bytes] = {}
     built = []
     for key in sorted(rows):
-        points = sorted(chunks.get(key, []), key=lambda p: int(p.payload["ordinal"]))
+        points = sorted(chunks.pop(key, []), key=lambda p: _number(p.payload["ordinal"]))
+        if len(points) != rows[key].chunks or any(p.payload["hash"] != rows[key].hash for p in points):
+            raise ValueError(f"the chunks of {key} do not agree with its row")
         built.append(_built_file(key, rows[key], points, vectors))
+    if chunks:
+        raise ValueError(f"chunks of {next(iter(chunks))} with no file row")
     return rows, built, vectors
 
 
 def _key(value: object) -> str:
-    """A file key as a publish writes it: a source prefix and a relative path inside the workspace."""
-    if not isinstance(value, str) or ":" not in value:
+    """A code file's key as a publish writes it: ``code:`` and a relative path inside the workspace."""
+    if not isinstance(value, str) or not value.startswith("code:"):
         raise ValueError(f"file key {value!r}")
-    path = value.split(":", 1)[1]
+    path = value.removeprefix("code:")
     if path.startswith(("/", "\\")) or ".." in Path(path).parts or not path:
         raise ValueError(f"file key {value!r} leaves the workspace")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not text")
+    return value
+
+
+def _number(value: object, high: int = _INT32) -> int:
+    """A whole number from 0 below ``high`` (a bool, a float or a string is refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < high:
+        raise ValueError(f"{value!r} is not a count")
     return value
 
 
 def _file_row(payload: Mapping[str, Any]) -> FileRow:
     # No modification time: the first refresh reads each file once to see that its content is the published one.
     return FileRow(
-        int(payload["size"]),
+        _number(payload["size"], 1 << 62),
         0,
-        str(payload["hash"]),
-        int(payload["chunks"]),
-        str(payload["skip"]),
-        int(payload["redacted"]),
+        _text(payload["hash"]),
+        _number(payload["chunks"]),
+        _text(payload["skip"]),
+        _number(payload["redacted"]),
     )
 
 
@@ -156,27 +209,29 @@ def _built_file(key: str, row: FileRow, points: Sequence[Any], vectors: dict[str
     for point in points:
         p = point.payload
         c = p["chunk"]
+        if p["path"] != key.removeprefix("code:"):
+            raise ValueError(f"a chunk of {key} names another path")
+        start, end = _number(p["start_line"]), _number(p["end_line"])
+        if start > end:
+            raise ValueError(f"a chunk of {key} ends before it starts")
         chunk = Chunk(
-            source=c["source"],
-            ref=_key(f"code:{p['path']}").split(":", 1)[1],
-            start_line=int(p["start_line"]),
-            end_line=int(p["end_line"]),
-            text=c["text"],
-            language=p["language"],
-            kind=c["kind"],
-            context=c["context"],
-            symbol=p["symbol"],
-            title=c["title"],
+            source="code",
+            ref=p["path"],
+            start_line=start,
+            end_line=end,
+            text=_text(c["text"]),
+            language=_text(p["language"]),
+            kind=_text(c["kind"]),
+            context=_text(c["context"]),
+            symbol=_text(p["symbol"]),
+            title=_text(c["title"]),
         )
         records.append(chunk_record(key, chunk))
-        counted.append({name: Counter({str(t): int(n) for t, n in pairs}) for name, pairs in p["terms"]})
+        counted.append({_text(name): Counter({_text(t): _number(n) for t, n in pairs}) for name, pairs in p["terms"]})
         dense = (point.vector or {}).get(DENSE) if isinstance(point.vector, dict) else None
         if dense is not None:
             vectors[records[-1].embed_hash] = np.asarray(dense, np.float32).astype(np.float16).tobytes()
     return BuiltFile(key, row, records, FileTerms.of(counted))
 
 
-__all__ = [
-    "Seeded",
-    "seed",
-]
+__all__ = ["Download", "Seeded", "fetch", "install"]

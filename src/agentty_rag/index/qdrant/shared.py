@@ -46,7 +46,7 @@ _FILES = uuid.UUID("6a0d2b4e-91c3-4e6f-8a27-d5b3c1e0f942")
 # Points per write, and per page of a read.
 _BATCH = 256
 _SCROLL = 2048
-_INSTALL = "the shared index needs the Qdrant extra: pip install 'agentty-rag[qdrant]'"
+INSTALL = "the shared index needs the Qdrant extra: pip install 'agentty-rag[qdrant]'"
 
 
 def chunk_point(key: str, ordinal: int) -> str:
@@ -106,7 +106,7 @@ def open_client(target: QdrantTarget) -> qdrant_client.QdrantClient:
     try:
         from qdrant_client import QdrantClient
     except ImportError:
-        raise BackendUnavailable(_INSTALL) from None
+        raise BackendUnavailable(INSTALL) from None
     url = target.url or ""
     if not url.startswith(("http://", "https://", "file:")):
         raise BackendUnavailable(
@@ -255,6 +255,7 @@ def index_profile(config: IndexConfig) -> dict[str, object]:
 
 __all__ = [
     "DENSE",
+    "INSTALL",
     "FORMAT",
     "MARKER_ID",
     "Provenance",

@@ -1,6 +1,7 @@
 """A code index that starts from the shared index: seeded once per process (when the collection holds a
-version it was not seeded from), then refreshed from the working tree as always; a server that does not
-answer, or a collection with nothing published, leaves the index built from the files, and says so once."""
+version it was not seeded from), then refreshed from the working tree as always. A server that does not
+answer, a collection that cannot be used, or a local index that cannot be written from it leaves the index
+as it was (built from the files when there was none), and the next result says why, once per failure."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from agentty_rag.errors import BackendUnavailable, BackendUnreachable, NotPublished
+from agentty_rag.errors import AgenttyError, BackendUnavailable, BackendUnreachable, NotPublished
 from agentty_rag.index.qdrant.collection import reach_of
 from agentty_rag.index.qdrant.origin import overlay, published_hashes, seeded_from
 from agentty_rag.index.qdrant.publish import Published, publish
-from agentty_rag.index.qdrant.seed import Seeded, seed
-from agentty_rag.index.qdrant.shared import Provenance, SharedCollection
+from agentty_rag.index.qdrant.seed import Download, Seeded, fetch, install
+from agentty_rag.index.qdrant.shared import INSTALL, Provenance, SharedCollection
 from agentty_rag.index.qdrant.target import QdrantTarget
-from agentty_rag.index.storage.definition import Progress
+from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.mirror import Mirror
 from agentty_rag.index.storage.notes import Notes
 
@@ -23,8 +24,9 @@ from agentty_rag.index.storage.notes import Notes
 class SharedStart:
     """The shared index of one code index, and whether this process has started from it."""
 
-    def __init__(self, target: QdrantTarget, notes: Notes) -> None:
+    def __init__(self, target: QdrantTarget, config: IndexConfig, notes: Notes) -> None:
         self.target = target
+        self.config = config
         self._notes = notes
         self._closed = False
         self._lock = threading.Lock()
@@ -41,30 +43,47 @@ class SharedStart:
         try:
             collection = SharedCollection(self.target)
         except ImportError:
-            raise BackendUnavailable(
-                "the shared index needs the Qdrant extra: pip install 'agentty-rag[qdrant]'"
-            ) from None
+            raise BackendUnavailable(INSTALL) from None
         try:
             yield collection
         finally:
             collection.close()
 
-    def start(self, mirror: Mirror, tell: Progress) -> None:
-        """Seed ``mirror`` from the collection unless this process already did (or learnt it cannot)."""
+    def fetch(self, seeded_version: str | None) -> Download | None:
+        """Read the published version unless this process already started from the collection (or learnt it
+        cannot), or the index was seeded from it (None). The network part: the caller holds no index lock."""
         with self._lock:
             # Asked already, or the server rests after a failure this process has already said.
             if self.checked or self._closed or reach_of(self.target).resting():
-                return
+                return None
             try:
                 with self.opened() as collection:
-                    self.done = seed(mirror, collection, tell)
-                self.checked, self.problem = True, ""
+                    download = fetch(collection, self.config, seeded_version)
             except BackendUnreachable as error:  # asked again after the server's rest
-                self.problem = f"qdrant unreachable ({error})"
-                self._notes.note(f"{self.problem}: answered from the local index")
+                self._refused(f"qdrant unreachable ({error})", final=False)
+                return None
             except (NotPublished, BackendUnavailable) as error:
-                self.checked, self.problem = True, str(error)
-                self._notes.note(f"{error}: answered from the local index")
+                self._refused(str(error))
+                return None
+            if download is None:
+                self.checked, self.problem = True, ""
+            return download
+
+    def install(self, mirror: Mirror, download: Download, tell: Progress) -> None:
+        """Write the index from a download (the caller holds the index lock); a local index that cannot be
+        written that way is built from the files, and the note says why."""
+        with self._lock:
+            try:
+                self.done = install(mirror, download, tell)
+                self.checked, self.problem = True, ""
+            except AgenttyError as error:
+                self._refused(
+                    f"the index could not be written from the Qdrant collection {self.target.collection} ({error})"
+                )
+
+    def _refused(self, problem: str, final: bool = True) -> None:
+        self.checked, self.problem = final, problem
+        self._notes.note(f"{problem}: answered from the local index")
 
     def publish(self, mirror: Mirror, provenance: Provenance) -> Published:
         with self._lock:
@@ -89,9 +108,9 @@ class SharedStart:
         return f"{where} — commit {commit}, published {held.get('published_at') or '?'}; overlay: {changed} files"
 
     def close(self) -> None:
-        """No start or publish after this one (a start-up build still running asks nothing more)."""
-        with self._lock:
-            self._closed = True
+        """No start or publish after this one (a start-up build still running asks nothing more). Never waits
+        for a request under way: closing a server must not wait out a silent Qdrant."""
+        self._closed = True
 
 
 __all__ = ["SharedStart"]
