@@ -255,3 +255,36 @@ def test_publishing_needs_a_server(tmp_path: Path) -> None:
     done = run_main("agentty_rag", root, ("index", "code", "--backend", "qdrant"), {})
     assert done.returncode == 1
     assert "publishing needs the Qdrant backend with a server: set AGENTTY_QDRANT_URL" in done.stderr
+
+
+def test_the_proactive_hook_never_asks_the_shared_index(tmp_path: Path, silent: SilentServer) -> None:
+    """The hook must answer fast: its search reads the index as it is, never a Qdrant that may not answer; a
+    command-line search of the same workspace does ask (once, bounded)."""
+    from agentty_rag.config import load_settings
+    from agentty_rag.workspace.request import code_request, proactive_request
+    from agentty_rag.workspace.service import Workspace
+
+    root = _copy(tmp_path / "served")
+    assert run_main("agentty_rag", root, ("index", "code"), {}).returncode == 0
+    env = {
+        "AGENTTY_RAG_DENSE": "0",
+        "AGENTTY_RAG_BACKEND": "qdrant",
+        "AGENTTY_QDRANT_URL": f"http://127.0.0.1:{silent.port}",
+        "AGENTTY_QDRANT_TIMEOUT_MS": "1000",
+        "HOME": str(tmp_path),
+    }
+    hook = Workspace(root, load_settings(env))
+    try:
+        budget = hook.budget()
+        outcome = hook.search(proactive_request(QUERY["query"], ("code",), 4, budget, 0.0))
+        assert outcome.result.hits
+        assert silent.accepted == []
+    finally:
+        hook.close()
+    command_line = Workspace(root, load_settings(env))
+    try:
+        outcome = command_line.search(code_request(command_line.places, QUERY["query"], 5))
+        assert outcome.result.hits
+        assert silent.accepted  # asked, and answered from the local index after the timeout
+    finally:
+        command_line.close()

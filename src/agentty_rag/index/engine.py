@@ -113,6 +113,7 @@ class CorpusIndex(LexicalSearch):
         build: bool = True,
         progress: Progress | None = None,
         full_scan: bool = False,
+        ask_shared: bool = True,
     ) -> RefreshReport:
         """Bring the index up to date with the files on disk; cheap when nothing changed.
 
@@ -122,12 +123,14 @@ class CorpusIndex(LexicalSearch):
                 update would be a rebuild, ``IndexNotBuilt`` is raised before any work is done.
             progress: told where the refresh is (the command line's bars): scanning, each file parsed, writing.
             full_scan: scan every file even when a watcher says what changed (the reconciling pass).
+            ask_shared: a build may start from the shared index (False: the index is read as it is, for callers
+                that must answer fast, such as the proactive hook).
         """
         started = time.perf_counter()
         tell = self._tracking(progress)
         # A build may start from the shared index (a server's request never does): read over the network
         # before the index lock is taken, so that no search waits on it.
-        shared = self.shared if self.shared is not None and build and not force_rebuild else None
+        shared = self.shared if self.shared is not None and build and ask_shared and not force_rebuild else None
         download = shared.fetch(self._seeded_version()) if shared is not None else None
         with self._lock:
             self._mirror.sync()

@@ -147,12 +147,14 @@ class Workspace:
         with index.reading(timeout=lookup.deadline - time.monotonic()) as held:
             if not held:
                 return None
-            notes = self._refresh(index)
+            # The proactive hook answers fast: it never asks the shared index over the network.
+            ask_shared = lookup.request.form != "context"
+            notes = self._refresh(index, ask_shared)
             try:
                 retrieved = self._search(lookup)
             except IndexCorrupt as error:  # found while reading: rebuild it, then answer
                 index.recover(error)
-                notes += self._refresh(index)
+                notes += self._refresh(index, ask_shared)
                 retrieved = self._search(lookup)
             notes += index.take_notes()
             if retrieved is None:
@@ -162,10 +164,10 @@ class Workspace:
             notes += retrieved.notes
         return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request), notes)
 
-    def _refresh(self, index: CorpusIndex) -> tuple[str, ...]:
+    def _refresh(self, index: CorpusIndex, ask_shared: bool = True) -> tuple[str, ...]:
         """Bring the index up to date (never a full build in a server's request); notes for the result."""
         try:
-            report = index.refresh(build=not self.background_builds)
+            report = index.refresh(build=not self.background_builds, ask_shared=ask_shared)
         except IndexBusy as error:
             # Another process holds the update lock: answer from the last committed index, and say so.
             return (f"{error}; these results may miss the newest edits",)
