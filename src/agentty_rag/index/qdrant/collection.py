@@ -10,10 +10,7 @@ Every search scopes its IDF to the points that hold the searched vector (``IdfPa
 counts deleted points in N and df until its optimizer vacuums them, and the marker (holding no vector) is
 left out. A collection has one shard: Qdrant keeps IDF statistics per shard.
 
-A server may not answer: every request is bounded by the target's timeout, and a failure (refused, timed out,
-an error status) raises ``BackendUnreachable`` with a short reason. The server then rests (``Reach``): for
-``retry_s`` every request fails at once without touching the network, and the first request after that is
-the new probe, as the dense leg probes its embedder once, rests, and retries.
+A server may not answer: ``ClientCollection``'s requests go through ``reach.bounded``.
 """
 
 from __future__ import annotations
@@ -22,16 +19,15 @@ import logging
 import shutil
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
-from urllib.parse import urlsplit
 
-from agentty_rag.errors import BackendUnavailable, BackendUnreachable
+from agentty_rag.errors import BackendUnavailable
+from agentty_rag.index.qdrant.reach import Reach, bounded
 from agentty_rag.index.qdrant.target import QdrantTarget
 
 if TYPE_CHECKING:
@@ -191,55 +187,6 @@ class EdgeCollection(EdgeFolder):
         return [(p.id if isinstance(p.id, int) else str(p.id), p.score) for p in self._shard.query(request)]
 
 
-class Reach:
-    """Whether a server answers: ``not asked``, ``answered`` or ``unreachable`` (and why), and when to ask it
-    again. Thread-safe.
-
-    Args:
-        retry_s: how long the server rests after a failure before the next request goes out.
-        clock: seconds, monotonic (tests give their own).
-    """
-
-    def __init__(self, retry_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.retry_s = retry_s
-        self.state = "not asked"
-        self.reason = ""
-        self._clock = clock
-        self._retry_at: float | None = None
-        self._lock = threading.Lock()
-
-    def resting(self) -> bool:
-        """Whether a request must fail at once: the server failed less than ``retry_s`` ago."""
-        with self._lock:
-            return self._retry_at is not None and self._clock() < self._retry_at
-
-    def answered(self) -> None:
-        with self._lock:
-            self.state, self.reason, self._retry_at = "answered", "", None
-
-    def failed(self, reason: str) -> None:
-        with self._lock:
-            self.state, self.reason, self._retry_at = "unreachable", reason, self._clock() + self.retry_s
-
-
-def failure_reason(error: Exception, url: str, timeout_s: float) -> str:
-    """A short reason for a failed request: ``connection refused at 127.0.0.1:6333``, ``no answer within 5 s
-    at ...``, ``HTTP 503 at ...``."""
-    where = urlsplit(url).netloc or url
-    cause = getattr(error, "source", None) or error.__cause__ or error
-    status = getattr(error, "status_code", None)
-    name = type(cause).__name__
-    if status is not None:
-        what = f"HTTP {status}"
-    elif "Timeout" in name or isinstance(cause, TimeoutError):
-        what = f"no answer within {timeout_s:g} s"
-    elif "refused" in str(cause).lower():
-        what = "connection refused"
-    else:
-        what = str(cause).strip() or name
-    return f"{what} at {where}"
-
-
 class ClientCollection:
     """A collection reached through ``qdrant-client``: on a server, or in its local mode.
 
@@ -269,24 +216,10 @@ class ClientCollection:
         self._url, self._timeout_s = url, timeout_s
 
     def _call(self, request: Callable[[], T]) -> T:
-        """One request to the server, bounded by the client's timeout.
-
-        Raises:
-            BackendUnreachable: the server is resting after a failure, or this request failed.
-        """
-        if self.reach.resting():
-            raise BackendUnreachable(self.reach.reason)
-        try:
-            answer = request()
+        """One request to the server, bounded by the client's timeout (``bounded``)."""
         # qdrant-client raises ResponseHandlingException (refused, timed out) and UnexpectedResponse (an error
         # status), both ApiException; OSError from a socket it did not wrap.
-        except (self._failure, OSError) as error:
-            reason = failure_reason(error, self._url, self._timeout_s)
-            self.reach.failed(reason)
-            log.warning("the Qdrant server did not answer: %s", reason)
-            raise BackendUnreachable(reason) from error
-        self.reach.answered()
-        return answer
+        return bounded(self.reach, self._url, self._timeout_s, request, (self._failure, OSError))
 
     def reset(self, vectors: Sequence[str]) -> None:
         models = self._models
@@ -351,44 +284,21 @@ class ClientCollection:
 
 # The collections this process has open, by ``QdrantTarget.key``: the engine lets one handle hold a folder,
 # and every lexical index of the same index (a mirror makes a new one per load) shares it.
-_OPEN: weakref.WeakValueDictionary[str, EdgeCollection | ClientCollection] = weakref.WeakValueDictionary()
+_OPEN: weakref.WeakValueDictionary[str, EdgeCollection] = weakref.WeakValueDictionary()
 _OPENING = threading.Lock()
-# Whether each server answers, by ``QdrantTarget.key``: kept while the process runs, so a reloaded index does
-# not ask a server that is resting.
-_REACH: dict[str, Reach] = {}
-
-
-def reach_of(target: QdrantTarget) -> Reach:
-    """Whether the server of ``target`` answers, as this process last found."""
-    with _OPENING:
-        return _REACH.setdefault(target.key, Reach(target.retry_s))
 
 
 def open_collection(target: QdrantTarget) -> SparseCollection:
-    """The collection of ``target``, opened once per process.
+    """The in-process collection of ``target``, opened once per process.
 
     Raises:
         BackendUnavailable: the ``qdrant`` extra is not installed.
     """
-    reach = reach_of(target) if target.url is not None else None
     with _OPENING:
         held = _OPEN.get(target.key)
-        if held is not None:
-            return held
-        opened: EdgeCollection | ClientCollection
-        if target.url is None:
-            opened = EdgeCollection(target.path)
-        else:
-            try:
-                from qdrant_client import QdrantClient
-            except ImportError:
-                raise BackendUnavailable(_INSTALL) from None
-            timeout = max(1, round(target.timeout_s))
-            # No version check: it asks the server from a thread of its own, and a failure is ours to tell.
-            client = QdrantClient(url=target.url, api_key=target.api_key, timeout=timeout, check_compatibility=False)
-            opened = ClientCollection(client, target.collection, reach, target.url, timeout)
-        _OPEN[target.key] = opened
-        return opened
+        if held is None:
+            held = _OPEN[target.key] = EdgeCollection(target.path)
+        return held
 
 
 __all__ = [
@@ -398,10 +308,7 @@ __all__ = [
     "EdgeCollection",
     "EdgeFolder",
     "PointId",
-    "Reach",
     "SparseCollection",
     "SparsePoint",
-    "failure_reason",
     "open_collection",
-    "reach_of",
 ]

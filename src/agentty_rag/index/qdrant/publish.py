@@ -24,7 +24,6 @@ from agentty_rag.index.qdrant.shared import (
     bm25_vector,
     chunk_point,
     file_point,
-    index_profile,
 )
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.mirror import Mirror
@@ -77,7 +76,7 @@ def publish(mirror: Mirror, collection: SharedCollection, provenance: Provenance
     started = time.perf_counter()
     config, store = mirror.config, mirror.store()
     files = dict(store.files())
-    profile = index_profile(config)
+    profile = config.profile()
     active = mirror.embedding_profile.key if mirror.embedding_profile is not None else None
     embedding, vectors = _published_vectors(store, active)
     report = Published(collection.name)

@@ -11,10 +11,9 @@ whole: nothing from it is kept."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from agentty_rag.index.qdrant.origin import SEEDED_FROM, SEEDED_VERSION, keep_pu
 from agentty_rag.index.qdrant.shared import (
     DENSE,
     SharedCollection,
-    index_profile,
 )
 from agentty_rag.index.storage.bulk import rebuild
 from agentty_rag.index.storage.definition import IndexConfig, Progress
@@ -46,29 +44,18 @@ _INT32 = 1 << 31
 
 
 @dataclass
-class Seeded:
-    """What starting from the collection did: nothing (already the published version), or the local index
-    written from it."""
-
-    collection: str
-    version: str = ""
-    commit: str = ""
-    files: int = 0
-    chunks: int = 0
-    vectors: int = 0
-    wrote: bool = False
-    seconds: float = 0.0
-    marker: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class Download:
-    """A published version read whole: the files' rows, their chunks ready for a build's writer, the vectors."""
+    """A published version read whole: its marker, the files' rows, their chunks ready for a build's writer,
+    the dense vectors by text hash."""
 
-    seeded: Seeded
+    marker: dict[str, Any]
     rows: dict[str, FileRow]
     built: list[BuiltFile]
     vectors: dict[str, bytes]
+
+    @property
+    def version(self) -> str:
+        return str(self.marker.get("version", ""))
 
 
 def fetch(collection: SharedCollection, config: IndexConfig, seeded_version: str | None) -> Download | None:
@@ -81,8 +68,7 @@ def fetch(collection: SharedCollection, config: IndexConfig, seeded_version: str
             settings, or a point this version cannot read.
     """
     marker = _usable_marker(collection, config)
-    seeded = Seeded(collection.name, str(marker.get("version", "")), str(marker.get("commit", "")), marker=marker)
-    if seeded.version == seeded_version:
+    if str(marker.get("version", "")) == seeded_version:
         return None
     try:
         rows, built, vectors = _download(collection)
@@ -93,23 +79,21 @@ def fetch(collection: SharedCollection, config: IndexConfig, seeded_version: str
         ) from None
     if collection.marker() != marker:  # a publish ran meanwhile: what was read may mix two versions
         raise NotPublished(f"the Qdrant collection {collection.name} changed while it was read")
-    return Download(seeded, rows, built, vectors)
+    return Download(marker, rows, built, vectors)
 
 
-def install(mirror: Mirror, download: Download, tell: Progress) -> Seeded:
+def install(mirror: Mirror, download: Download, tell: Progress) -> None:
     """Write the local index from a download (its writer lock held), unless another process already did.
 
     Raises:
         IndexCorrupt, IndexUnwritable, IndexBusy: the local index could not be written (it is as it was).
     """
-    started = time.perf_counter()
-    done, config = download.seeded, mirror.config
-    marker = done.marker
-    meta = {SEEDED_VERSION: done.version, SEEDED_FROM: json.dumps(provenance_of(marker), sort_keys=True)}
+    config, marker = mirror.config, download.marker
+    meta = {SEEDED_VERSION: download.version, SEEDED_FROM: json.dumps(provenance_of(marker), sort_keys=True)}
     with writer_lock(mirror):
         mirror.sync()
-        if mirror.store().meta().get(SEEDED_VERSION) == done.version:  # another process seeded it meanwhile
-            return done
+        if mirror.store().meta().get(SEEDED_VERSION) == download.version:  # another process seeded it meanwhile
+            return
         store = mirror.store()
         embedding = str(marker.get("embedding") or "")
         if embedding and download.vectors:
@@ -118,15 +102,12 @@ def install(mirror: Mirror, download: Download, tell: Progress) -> Seeded:
         rows = download.rows
         found = Scan({key: FileStamp(key, "", row.size, row.mtime_ns) for key, row in rows.items()}, {}, SkipReport())
         lexical = lexical_index(config, mirror.store, mirror.notes)
-        files, slots = rebuild(store, config, found, iter(download.built), tell, lexical, meta)
+        files, _ = rebuild(store, config, found, iter(download.built), tell, lexical, meta)
         mirror.lexical = lexical
         mirror.committed(store, files)
         if mirror.vectors is not None:
             mirror.vectors.load()
     keep_published(config, rows)
-    done.files, done.chunks, done.vectors, done.wrote = len(files), slots, len(download.vectors), True
-    done.seconds = time.perf_counter() - started
-    return done
 
 
 def _usable_marker(collection: SharedCollection, config: IndexConfig) -> dict[str, Any]:
@@ -135,7 +116,7 @@ def _usable_marker(collection: SharedCollection, config: IndexConfig) -> dict[st
         raise NotPublished(f"nothing published to the Qdrant collection {collection.name} yet")
     if marker.get("state") != "ready":
         raise NotPublished(f"the Qdrant collection {collection.name} is being written")
-    if marker.get("profile") != index_profile(config):
+    if marker.get("profile") != config.profile():
         raise NotPublished(f"the Qdrant collection {collection.name} was published with other index settings")
     return marker
 
@@ -234,4 +215,4 @@ def _built_file(key: str, row: FileRow, points: Sequence[Any], vectors: dict[str
     return BuiltFile(key, row, records, FileTerms.of(counted))
 
 
-__all__ = ["Download", "Seeded", "fetch", "install"]
+__all__ = ["Download", "fetch", "install"]

@@ -27,12 +27,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xxhash
 
-from agentty_rag.errors import BackendUnavailable, BackendUnreachable
+from agentty_rag.errors import BackendUnavailable
 from agentty_rag.index.lexical.bm25 import tf_saturation
-from agentty_rag.index.qdrant.collection import Reach, failure_reason, reach_of
 from agentty_rag.index.qdrant.encoding import SENTINEL
+from agentty_rag.index.qdrant.reach import Reach, bounded, reach_of
 from agentty_rag.index.qdrant.target import QdrantTarget
-from agentty_rag.index.storage.definition import IndexConfig
 
 if TYPE_CHECKING:
     import qdrant_client
@@ -70,8 +69,7 @@ def bm25_query(terms: Sequence[str], fields: Mapping[str, float]) -> tuple[list[
             for term in terms:
                 at = dimension(name, term)
                 weights[at] = weights.get(at, 0.0) + weight
-    ordered = sorted(weights)
-    return ordered, [weights[i] for i in ordered]
+    return _ascending(weights)
 
 
 def bm25_vector(
@@ -90,6 +88,11 @@ def bm25_vector(
         for term, value in zip(counts, saturated.tolist(), strict=True):
             at = dimension(name, term)
             weights[at] = weights.get(at, 0.0) + value
+    return _ascending(weights)
+
+
+def _ascending(weights: Mapping[int, float]) -> tuple[list[int], list[float]]:
+    """A sparse vector's dimensions in ascending order, and their values."""
     ordered = sorted(weights)
     return ordered, [weights[i] for i in ordered]
 
@@ -142,19 +145,15 @@ class SharedCollection:
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``client.method(*args, **kwargs)``, bounded; ``BackendUnreachable`` when it fails."""
-        if self.reach.resting():
-            raise BackendUnreachable(self.reach.reason)
-        try:
+
+        def request() -> Any:
             if self._client is None:
                 self._client = open_client(self.target)
-            answer = getattr(self._client, method)(*args, **kwargs)
-        except (self._failure, OSError, RuntimeError) as error:
-            # RuntimeError: the local mode's folder is held by another process.
-            reason = failure_reason(error, self.target.url or "", self.target.timeout_s)
-            self.reach.failed(reason)
-            raise BackendUnreachable(reason) from error
-        self.reach.answered()
-        return answer
+            return getattr(self._client, method)(*args, **kwargs)
+
+        # RuntimeError: the local mode's folder is held by another process.
+        failures = (self._failure, OSError, RuntimeError)
+        return bounded(self.reach, self.target.url or "", self.target.timeout_s, request, failures, warn=False)
 
     def marker(self) -> dict[str, Any] | None:
         if not self.call("collection_exists", self.name):
@@ -246,13 +245,6 @@ class Provenance:
     repository: str = ""
 
 
-def index_profile(config: IndexConfig) -> dict[str, object]:
-    """What must agree between the published index and a machine's, for the machine to start from it."""
-    profile = dict(config.profile())
-    profile.pop("roots", None)
-    return profile
-
-
 __all__ = [
     "DENSE",
     "INSTALL",
@@ -266,6 +258,5 @@ __all__ = [
     "chunk_point",
     "dimension",
     "file_point",
-    "index_profile",
     "open_client",
 ]

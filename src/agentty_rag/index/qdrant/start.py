@@ -10,10 +10,10 @@ import threading
 from collections.abc import Iterator
 
 from agentty_rag.errors import AgenttyError, BackendUnavailable, BackendUnreachable, NotPublished
-from agentty_rag.index.qdrant.collection import reach_of
 from agentty_rag.index.qdrant.origin import overlay, published_hashes, seeded_from
 from agentty_rag.index.qdrant.publish import Published, publish
-from agentty_rag.index.qdrant.seed import Download, Seeded, fetch, install
+from agentty_rag.index.qdrant.reach import reach_of
+from agentty_rag.index.qdrant.seed import Download, fetch, install
 from agentty_rag.index.qdrant.shared import INSTALL, Provenance, SharedCollection
 from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import IndexConfig, Progress
@@ -30,7 +30,6 @@ class SharedStart:
         self._notes = notes
         self._closed = False
         self._lock = threading.Lock()
-        self.done: Seeded | None = None  # the check that succeeded (None: not yet)
         self.checked = False  # seeded, or known not to be possible: not asked again in this process
         self.problem = ""  # why the index is not the shared one
 
@@ -74,7 +73,7 @@ class SharedStart:
         written that way is built from the files, and the note says why."""
         with self._lock:
             try:
-                self.done = install(mirror, download, tell)
+                install(mirror, download, tell)
                 self.checked, self.problem = True, ""
             except AgenttyError as error:
                 self._refused(
@@ -89,8 +88,8 @@ class SharedStart:
         with self._lock:
             with self.opened() as collection:
                 report = publish(mirror, collection, provenance)
-            # This index holds what was just published: the next start records it as its seed.
-            self.done, self.checked = None, False
+            # This index holds what was just published: the next start finds it seeded from it.
+            self.checked = False
             return report
 
     def describe(self, mirror: Mirror) -> str:
