@@ -317,3 +317,41 @@ def test_a_long_query_on_an_index_still_being_embedded_says_it_was_searched_lexi
     short = workspace.search_code("where does the event loop run", k=3).result.mode
     assert short.startswith("bm25 (dense: 0% embedded")  # the missing vectors changed this result
     assert workspace.search_code(LONG_QUERY, k=3).result.mode == f"bm25 ({LONG_QUERY_MODE})"  # not this one
+
+
+# Twelve near-copies (a hub: close to each other, so close to most queries) and one function unlike them.
+HUBS = {
+    f"notify/{channel}.py": f"def notify_{channel}(user, message):\n    '''Notify the user of a message by {channel}.'''\n"
+    f"    return send_{channel}(user.{channel}_address, message)\n"
+    for channel in ("sms", "push", "pager", "fax", "telegram", "slack", "teams", "whatsapp", "signal", "discord")
+    + ("matrix", "irc")
+}
+MAIL = {
+    "mail/outbox.py": "def deliver(envelope):\n    '''Hand the envelope to the SMTP relay so that it reaches the user's "
+    "inbox.'''\n    relay.submit(envelope)\n",
+    "util/text.py": "def shout(text):\n    return text.upper()\n",
+}
+DENSE_ALONE = {
+    "AGENTTY_RAG_BM25_WEIGHT": "0",
+    "AGENTTY_RAG_RERANK": "0",
+    "AGENTTY_RAG_FILES": "0",
+    "AGENTTY_RAG_STITCH": "0",
+}
+
+
+def test_a_function_among_near_copies_loses_its_lead_to_the_one_near_this_query_only(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    write(tmp_path, {**HUBS, **MAIL})
+    server = compat_server()
+    _embedded(tmp_path, server).close()
+    query = "send an email to a user"
+
+    def top(**env: str) -> str:
+        results = _ws(tmp_path, server, AGENTTY_RAG_LEG_CHECK="0", **DENSE_ALONE, **env).search_code(query, k=3)
+        assert results.result.mode == "hybrid"
+        return str(results.structured["results"][0]["path"])
+
+    # By cosine alone a near-copy is nearest; less a fifth of each chunk's neighbourhood density, the mail function.
+    assert top(AGENTTY_RAG_HUBNESS="0").startswith("notify/")
+    assert top() == "mail/outbox.py"

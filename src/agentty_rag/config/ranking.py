@@ -24,6 +24,15 @@ class RankingSettings:
         low=0.0,
         high=10.0,
     )
+    hubness: float = number(
+        "AGENTTY_RAG_HUBNESS",
+        0.2,
+        "Code: the share of a chunk's neighbourhood density (its mean similarity to its 10 nearest chunks) "
+        "taken off its dense similarity to the query, so that chunks near every query do not crowd out the one "
+        "near this query (0: plain cosine similarity; docs always use it).",
+        low=0.0,
+        high=1.0,
+    )
     leg_check: bool = flag(
         "AGENTTY_RAG_LEG_CHECK",
         True,

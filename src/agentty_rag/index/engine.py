@@ -239,19 +239,37 @@ class CorpusIndex(LexicalSearch):
         return done
 
     def dense_search(
-        self, vector: npt.NDArray[np.float32], pool: int, allowed: npt.NDArray[np.bool_] | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        pool: int,
+        allowed: npt.NDArray[np.bool_] | None = None,
+        hubness: float = 0.0,
     ) -> list[tuple[int, float]]:
         """The ``pool`` (allowed) slots most similar to ``vector``, best first, ties by slot."""
-        similarities = self.dense_scores(vector, allowed)
+        similarities = self.dense_scores(vector, allowed, hubness)
         return [] if similarities is None else best_of(similarities, pool)
 
     def dense_scores(
-        self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        allowed: npt.NDArray[np.bool_] | None = None,
+        hubness: float = 0.0,
     ) -> npt.NDArray[np.float32] | None:
-        """Every chunk slot's cosine similarity to ``vector`` (NaN where a slot has no vector or is not
-        ``allowed``); None when the index searches no vectors."""
+        """Every chunk slot's cosine similarity to ``vector``, less ``hubness`` times the slot's neighbourhood
+        density (``vectors.density``; NaN where a slot has no vector or is not ``allowed``); None when the index
+        searches no vectors."""
         with self._lock:
-            return self._mirror.similarities(vector, allowed)
+            return self._mirror.similarities(vector, allowed, hubness)
+
+    def find_densities(self) -> None:
+        """Find every vector's neighbourhood density now, so that the dense leg's first search does not."""
+        with self._lock:
+            self._mirror.densities(np.flatnonzero(self._mirror.lexical.alive).tolist())
+
+    def densities(self, slots: Sequence[int]) -> npt.NDArray[np.float32]:
+        """The neighbourhood density of each of ``slots`` (NaN: no vector)."""
+        with self._lock:
+            return self._mirror.densities(slots)
 
     # -- searching ------------------------------------------------------------------------------------------
 

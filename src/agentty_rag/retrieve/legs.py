@@ -185,16 +185,18 @@ class HiddenDocs(CorpusIndex):
         return scores.replaced(chunks, by_file)
 
     def dense_scores(
-        self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None
+        self, vector: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_] | None = None, hubness: float = 0.0
     ) -> npt.NDArray[np.float32] | None:
-        similarities = self._index.dense_scores(vector, allowed)
+        similarities = self._index.dense_scores(vector, allowed, hubness)
         if similarities is None:
             return None
         similarities = similarities.copy()
         query = np.asarray(vector, np.float32).reshape(-1)
-        for slot, own in self._vectors.items():
-            if slot < len(similarities) and _admits(allowed, slot):
-                similarities[slot] = float(own @ query)
+        slots = [slot for slot in self._vectors if slot < len(similarities) and _admits(allowed, slot)]
+        # the masked text's vector keeps the chunk's place: its neighbourhood is the stored vector's
+        densities = self._index.densities(slots) if hubness > 0 else np.zeros(len(slots), np.float32)
+        for slot, density in zip(slots, densities, strict=True):
+            similarities[slot] = float(self._vectors[slot] @ query) - hubness * float(np.nan_to_num(density))
         return similarities
 
 

@@ -72,10 +72,16 @@ class Plan:
     dense: bool = True
     lexical: bool = True  # the lexical leg has a weight in the fusion (0: the dense leg ranks alone)
     lead: str = HYBRID  # which leg leads when both run: the leg check's verdict for the index
+    hubness: float = 0.0  # code: the share of a chunk's neighbourhood density taken off its dense similarity
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Plan:
-        return cls(build_stages(settings), dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0)
+        return cls(
+            build_stages(settings),
+            dense=settings.dense_weight > 0,
+            lexical=settings.bm25_weight > 0,
+            hubness=settings.hubness,
+        )
 
     def lexical_alone(self, index: CorpusIndex, analysis: QueryAnalysis) -> bool:
         """Whether this search is made by the lexical leg alone (``candidates.lexical_alone``)."""
@@ -126,20 +132,21 @@ def generate(
     funnel = Funnel().then("lexical", len(legs["lexical"]))
     dense = query_vector is not None and plan.dense and not plan.lexical_alone(index, analysis)
     similarities = None
+    hubness = plan.hubness if ranks_files else 0.0  # code only: prose sections are compared by plain cosine
     if dense and query_vector is not None:
-        similarities = index.dense_scores(query_vector, allowed)
+        similarities = index.dense_scores(query_vector, allowed, hubness)
         legs["dense"] = best_of(similarities, candidate_pool(k)) if similarities is not None else []
         funnel = funnel.then("dense", len(legs["dense"]))
     pool, hook = candidate_pool(k), embed if dense else None
-    request = Request(index, query, k, analysis, lexical, legs, allowed, pool, hook, similarities, plan.lead)
+    request = Request(index, query, k, analysis, lexical, legs, allowed, pool, hook, similarities, plan.lead, hubness)
     return Ranking(request, funnel)
 
 
 class LegParts(Mapping[str, tuple[str, ...]]):
     """For ``--explain``: where each candidate stood in each leg, by chunk id — its rank in the leg's list and its
-    score there (``lexical #3 12.41``; ``dense #1 0.712 → 1.00``, the similarity and the same on the query's
-    scale), or the leg's score alone when it was not in that list. Worked out when read: a search that is not
-    explained pays nothing for it."""
+    score there (``lexical #3 12.41``; ``dense #1 0.712 → 1.00``, the similarity less the chunk's hubness share,
+    and the same on the query's scale), or the leg's score alone when it was not in that list. Worked out when
+    read: a search that is not explained pays nothing for it."""
 
     def __init__(self, ranking: Ranking) -> None:
         self._request = ranking.request

@@ -41,10 +41,12 @@ class Request:
         embed: a text's unit vector from the session's dense leg, for a stage that searches the dense leg
             with another text (None when the leg is not up for this search; the hook returns None on a
             failure).
-        dense: the dense leg's cosine similarity of every chunk slot to the query (NaN: no vector, or not
-            allowed), when that leg ran.
+        dense: the dense leg's similarity of every chunk slot to the query (its cosine less ``hubness`` times
+            its neighbourhood density; NaN: no vector, or not allowed), when that leg ran.
         lead: which leg leads on this corpus when both run (``fusion.HYBRID`` or ``fusion.DENSE_LED``, from
             the leg check).
+        hubness: the share of a chunk's neighbourhood density the dense leg takes off (a stage that searches
+            it again does the same).
     """
 
     index: CorpusIndex
@@ -58,6 +60,7 @@ class Request:
     embed: Callable[[str], Vector | None] | None = None
     dense: npt.NDArray[np.float32] | None = None
     lead: str = HYBRID
+    hubness: float = 0.0
 
     @functools.cached_property
     def dense_relative(self) -> npt.NDArray[np.float64] | None:

@@ -118,7 +118,13 @@ def probe_plan(settings: Settings) -> Plan:
         for stage in Plan.from_settings(settings).stages
         if isinstance(stage, (fuse.Fuse, rerank.Rerank, stitch.Stitch))
     )
-    return Plan(stages, dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0)
+    return Plan(stages, dense=settings.dense_weight > 0, lexical=settings.bm25_weight > 0, hubness=settings.hubness)
+
+
+def ranking_key(plan: Plan) -> str:
+    """What a verdict depends on besides the corpus and the model: the probes' stages, and the share of each
+    chunk's neighbourhood density the dense leg takes off."""
+    return repr(plan.stages) + (f" hubness={plan.hubness:g}" if plan.hubness else "")
 
 
 def run_check(
@@ -158,7 +164,7 @@ def run_check(
                 continue  # the index changed under the probe
             ranks.append(probe_ranks(index, probe, query, own, plan))
         held.extend(probe.held)
-    return Stored(decide(ranks), profile, repr(plan.stages), chunks, tuple(held), round(time.monotonic() - started, 2))
+    return Stored(decide(ranks), profile, ranking_key(plan), chunks, tuple(held), round(time.monotonic() - started, 2))
 
 
 class LegChecks:
@@ -168,7 +174,7 @@ class LegChecks:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.plan = probe_plan(settings)
-        self.ranking = repr(self.plan.stages)  # what a verdict depends on besides the corpus and the model
+        self.ranking = ranking_key(self.plan)
         self._guard = threading.Lock()
         self._read: dict[Path, tuple[int, Stored | None]] = {}  # path -> (mtime in ns, what it held)
         self._running: set[Path] = set()

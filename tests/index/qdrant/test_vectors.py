@@ -55,15 +55,18 @@ def _query(text: str) -> Matrix:
     return vector
 
 
-def _assert_same_similarities(local: CorpusIndex, qdrant: CorpusIndex) -> float:
-    """Every fixture query gives every slot the same similarity in both, and the same order of the best 50
-    but for near-ties; the largest difference."""
+def _assert_same_similarities(local: CorpusIndex, qdrant: CorpusIndex, hubness: float = 0.0) -> float:
+    """Every fixture query gives every slot the same similarity in both (less ``hubness`` times its
+    neighbourhood density), and the same order of the best 50 but for near-ties; the largest difference."""
     assert local.vector_coverage() == qdrant.vector_coverage()
     have, live = qdrant.vector_coverage()
     assert have == live > 0
     worst = 0.0
     for text in QUERIES:
-        want, got = local.dense_scores(_query(text)), qdrant.dense_scores(_query(text))
+        want, got = (
+            local.dense_scores(_query(text), hubness=hubness),
+            qdrant.dense_scores(_query(text), hubness=hubness),
+        )
         assert want is not None and got is not None
         n = max(len(want), len(got))
         want = np.pad(want, (0, n - len(want)), constant_values=np.nan)  # each mask grows its own way
@@ -124,6 +127,9 @@ def test_the_qdrant_store_gives_the_sqlite_similarities_after_a_build_a_patch_an
         assert indexes["qdrant"].embed_missing(EMBEDDER) == 0  # the table kept every vector
         assert len(resets) == expected_resets
         _assert_same_similarities(_reloaded(indexes["local"]), indexes["qdrant"])
+    # Both read the table's vectors now: the neighbourhood densities agree too (the Qdrant store finds them
+    # in memory from the table).
+    _assert_same_similarities(indexes["local"], indexes["qdrant"], hubness=0.2)
 
 
 def _count_resets(monkeypatch: pytest.MonkeyPatch) -> list[int]:

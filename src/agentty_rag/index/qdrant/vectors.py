@@ -29,7 +29,7 @@ from agentty_rag.index.qdrant.collection import UPSERT_BATCH, EdgeFolder
 from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.store import Store
-from agentty_rag.index.vectors.base import Ids, Matrix
+from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
 from agentty_rag.index.vectors.sqlite import VectorTable, stored_hashes, stored_vectors
 
@@ -125,6 +125,7 @@ class QdrantVectors(VectorTable):
         self._held: dict[int, str] | None = None  # each point's text hash (+ _GIVEN), by slot (None: not known)
         self._present = np.zeros(0, bool)  # by slot: the shard holds its point
         self._digest = 0
+        self._densities: tuple[int, Matrix] | None = None  # (the digest they were found for, by slot)
 
     @property
     def _shard(self) -> EdgeDense:
@@ -252,6 +253,30 @@ class QdrantVectors(VectorTable):
             slots = np.fromiter((slot for slot, _ in found), np.intp, len(found))
             out[np.searchsorted(ids, slots)] = np.fromiter((score for _, score in found), np.float32, len(found))
         return out
+
+    def densities(self, ids: Ids) -> Matrix:
+        """Found in memory from the table's vectors of the points held (Qdrant has no neighbourhood query that
+        would keep them up to date): again whenever what the shard holds has changed."""
+        out = np.full(len(ids), np.nan, np.float32)
+        if self._held is None:
+            return out
+        if self._densities is None or self._densities[0] != self._digest:
+            self._densities = (self._digest, self._table_densities())
+        by_slot = self._densities[1]
+        asked = self._holds(ids) & (ids < len(by_slot))
+        out[asked] = by_slot[ids[asked]]
+        return out
+
+    def _table_densities(self) -> Matrix:
+        assert self._held is not None
+        rows = stored_vectors(self._store(), self.profile, sorted(self._held))
+        rows = [(slot, blob) for slot, blob in rows if len(blob) == 2 * self.dimension]
+        dense = DenseIndex(self.dimension)
+        if rows:
+            dense.put(
+                [slot for slot, _ in rows], np.stack([np.frombuffer(b, np.float16) for _, b in rows]).astype(np.float32)
+            )
+        return dense.densities(np.arange(len(dense.present), dtype=np.intp))
 
     def coverage(self, ids: Ids) -> int:
         return int(self._holds(ids).sum())

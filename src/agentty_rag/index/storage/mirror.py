@@ -10,6 +10,7 @@ reload, rebuild from nothing, or move to memory. Not thread-safe: the index's lo
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -204,9 +205,10 @@ class Mirror:
             return 0, self.lexical.n_live
         return self.vectors.coverage(np.flatnonzero(self.lexical.alive)), self.lexical.n_live
 
-    def similarities(self, query: Matrix, allowed: Mask | None = None) -> Matrix | None:
-        """Every chunk slot's cosine similarity to ``query`` (NaN where a chunk is not live, not ``allowed`` or has
-        no vector); None when no profile is in use."""
+    def similarities(self, query: Matrix, allowed: Mask | None = None, hubness: float = 0.0) -> Matrix | None:
+        """Every chunk slot's cosine similarity to ``query``, less ``hubness`` times the chunk's neighbourhood
+        density (NaN where a chunk is not live, not ``allowed`` or has no vector); None when no profile is in
+        use."""
         if self.vectors is None:
             return None
         alive = self.lexical.alive
@@ -218,6 +220,18 @@ class Mirror:
         ids = np.flatnonzero(usable)
         out = np.full(len(alive), np.nan, np.float32)
         out[ids] = self.vectors.similarities(query, ids)
+        if hubness > 0:
+            out[ids] -= hubness * self.vectors.densities(ids)
+        return out
+
+    def densities(self, slots: Sequence[int]) -> Matrix:
+        """The neighbourhood density of each of ``slots`` (NaN: no vector, or no profile in use)."""
+        ids = np.asarray(slots, np.intp)
+        if self.vectors is None or not len(ids):
+            return np.full(len(ids), np.nan, np.float32)
+        order = np.argsort(ids)
+        out = np.empty(len(ids), np.float32)
+        out[order] = self.vectors.densities(ids[order])
         return out
 
     def has_vectors(self) -> bool:

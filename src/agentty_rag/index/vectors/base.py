@@ -23,6 +23,7 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.index.vectors.dense import EmbeddingProfile
+from agentty_rag.index.vectors.density import NeighbourDensity
 from agentty_rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -71,6 +72,11 @@ class VectorStore(Protocol):
         order: NaN for a chunk with no vector."""
         ...
 
+    def densities(self, ids: Ids) -> Matrix:
+        """Each chunk's neighbourhood density (``density.py``: its mean similarity to its nearest others), in
+        the order of ``ids`` (ascending): NaN for a chunk with no vector."""
+        ...
+
     def coverage(self, ids: Ids) -> int:
         """How many of the chunks ``ids`` have a vector."""
         ...
@@ -108,6 +114,7 @@ class DenseIndex:
         self.dimension = dimension
         self.matrix: Matrix = np.zeros((0, dimension), np.float32)
         self.present = np.zeros(0, bool)
+        self._density: NeighbourDensity | None = None  # found at the first ``densities``, then kept up to date
 
     def _grow(self, capacity: int) -> None:
         if capacity <= len(self.present):
@@ -125,11 +132,17 @@ class DenseIndex:
         self._grow(max(ids) + 1)
         self.matrix[ids] = vectors
         self.present[ids] = True
+        self._changed(ids)
 
     def drop(self, ids: Sequence[int]) -> None:
         for chunk in ids:
             if chunk < len(self.present):
                 self.present[chunk] = False
+        self._changed(ids)
+
+    def _changed(self, ids: Sequence[int]) -> None:
+        if self._density is not None and len(ids):
+            self._density.changed(self.matrix, self.present, np.asarray(ids, np.intp))
 
     def _held(self, ids: Ids) -> npt.NDArray[np.bool_]:
         """Which of ``ids`` have a vector."""
@@ -148,6 +161,17 @@ class DenseIndex:
         rows = ids[held]
         if len(rows):
             out[held] = self.matrix[rows] @ query.reshape(-1).astype(np.float32)
+        return out
+
+    def densities(self, ids: Ids) -> Matrix:
+        """The neighbourhood density (``density.py``) of each of ``ids``, in that order; NaN for one with no
+        vector. The first call finds every vector's neighbours; later changes are taken in as they come."""
+        if self._density is None:
+            self._density = NeighbourDensity()
+            self._density.rebuild(self.matrix, self.present)
+        held = self._held(ids)
+        out = np.full(len(ids), np.nan, np.float32)
+        out[held] = self._density.densities(ids[held])
         return out
 
 

@@ -133,6 +133,11 @@ class SqliteVectors(VectorTable):
             return np.full(len(ids), np.nan, np.float32)
         return self._dense.similarities(query, ids)
 
+    def densities(self, ids: Ids) -> Matrix:
+        if self._dense is None:
+            return np.full(len(ids), np.nan, np.float32)
+        return self._dense.densities(ids)
+
     def coverage(self, ids: Ids) -> int:
         return 0 if self._dense is None else self._dense.count(ids)
 

@@ -38,7 +38,7 @@ def searched(request: Request, text: str) -> dict[str, list[tuple[int, float]]]:
         found["lexical"] = index.lexical_scores(analysis.weights, request.allowed).leg(request.pool)
     vector = request.embed(text) if request.embed is not None else None
     if vector is not None:
-        found["dense"] = index.dense_search(vector, request.pool, request.allowed)
+        found["dense"] = index.dense_search(vector, request.pool, request.allowed, request.hubness)
     return {leg: ranked for leg, ranked in found.items() if ranked}
 
 

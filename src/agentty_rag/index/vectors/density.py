@@ -1,0 +1,161 @@
+"""Each vector's neighbourhood density: its mean cosine similarity to its ``NEIGHBOURS`` nearest others.
+
+A chunk that sits close to many others (boilerplate, a family of near-identical functions) is close to most
+queries too, whatever they ask: a hub. The code index's dense leg subtracts a share of each chunk's density
+from its similarity to the query (``AGENTTY_RAG_HUBNESS``; cross-domain similarity local scaling, Conneau et
+al. 2018), so that the chunk near *this* query stands out from the ones near every query.
+
+``NeighbourDensity`` keeps the densities exact as vectors come and go: a new vector's neighbours are found
+among all the vectors, and it enters the neighbours of each vector it is nearer to than their last one; only
+the vectors that counted a changed or departed one among their neighbours are compared again. Past
+``REFERENCE_CAP`` vectors the neighbours are sought among a sample of them (a half, a quarter … chosen by a
+hash of each vector's float16 bytes: the same vectors give the same sample however they came), which keeps
+the cost near ``vectors × REFERENCE_CAP`` instead of ``vectors²``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+Matrix = npt.NDArray[np.float32]
+Ids = npt.NDArray[np.intp]
+Mask = npt.NDArray[np.bool_]
+
+NEIGHBOURS = 10
+# Vectors up to which every one is a candidate neighbour; past it a sample of about this many (8,192 x 384
+# dimensions: ~3 MFLOP a vector).
+REFERENCE_CAP = 8192
+# Rows compared at once: a block of similarities is BLOCK x (reference vectors) floats.
+_BLOCK = 512
+_NONE = -1
+
+
+def sample_level(live: int, cap: int = REFERENCE_CAP) -> int:
+    """How many low bits of a vector's hash must be zero for it to be in the reference sample: 0 (every
+    vector) up to ``cap`` live vectors, then one more bit each time the count doubles."""
+    return 0 if live <= cap else math.ceil(math.log2(live / cap))
+
+
+def vector_hash(vector: Matrix) -> int:
+    """A hash of the vector as stored (float16): the same before and after the table's rounding."""
+    return xxhash.xxh3_64_intdigest(np.asarray(vector, np.float32).astype(np.float16).tobytes())
+
+
+class NeighbourDensity:
+    """The ``k`` best similarities of each live row of a matrix to the other live rows of the reference
+    sample, and whose they are."""
+
+    def __init__(self, k: int = NEIGHBOURS, cap: int = REFERENCE_CAP) -> None:
+        self.k, self.cap = k, cap
+        self._best = np.full((0, k), -np.inf, np.float32)
+        self._whose = np.full((0, k), _NONE, np.intp)
+        self._hash = np.zeros(0, np.uint64)
+        self._level = 0
+
+    def _grow(self, size: int) -> None:
+        if size <= len(self._best):
+            return
+        best = np.full((size, self.k), -np.inf, np.float32)
+        whose = np.full((size, self.k), _NONE, np.intp)
+        hashes = np.zeros(size, np.uint64)
+        best[: len(self._best)] = self._best
+        whose[: len(self._whose)] = self._whose
+        hashes[: len(self._hash)] = self._hash
+        self._best, self._whose, self._hash = best, whose, hashes
+
+    def _hashed(self, matrix: Matrix, rows: Ids) -> None:
+        self._hash[rows] = [vector_hash(matrix[row]) for row in rows]
+
+    def _reference(self, present: Mask) -> Mask:
+        """The live rows that are candidate neighbours at the current level."""
+        if self._level == 0:
+            return present
+        low_bits = np.uint64((1 << self._level) - 1)
+        sampled: Mask = (self._hash[: len(present)] & low_bits) == 0
+        return present & sampled
+
+    def rebuild(self, matrix: Matrix, present: Mask) -> None:
+        """Find every live row's neighbours anew."""
+        self._best = np.full((len(present), self.k), -np.inf, np.float32)
+        self._whose = np.full((len(present), self.k), _NONE, np.intp)
+        self._hash = np.zeros(len(present), np.uint64)
+        live = np.flatnonzero(present)
+        self._level = sample_level(len(live), self.cap)
+        if self._level:
+            self._hashed(matrix, live)
+        self._search(matrix, present, live)
+
+    def changed(self, matrix: Matrix, present: Mask, ids: Ids) -> None:
+        """Take in that the rows ``ids`` were added, replaced or removed (``present`` says which)."""
+        self._grow(len(present))
+        ids = np.unique(ids[ids < len(present)])
+        if not len(ids):
+            return
+        if sample_level(int(present.sum()), self.cap) != self._level:  # another sample: every row looks again
+            self.rebuild(matrix, present)
+            return
+        arrived = ids[present[ids]]
+        if self._level:
+            self._hashed(matrix, arrived)
+        self._best[ids], self._whose[ids] = -np.inf, _NONE
+        counted = np.isin(self._whose, ids).any(axis=1)  # their neighbours changed or left: look again
+        again = np.union1d(arrived, np.flatnonzero(counted & present))
+        self._search(matrix, present, again)
+        joined = arrived[self._reference(present)[arrived]]
+        if len(joined):
+            others = np.flatnonzero(present)
+            self._merge(matrix, others[~np.isin(others, again)], joined)
+
+    def densities(self, ids: Ids) -> Matrix:
+        """The mean of each row's neighbour similarities (0 for a row with no neighbour)."""
+        within = ids < len(self._best)
+        best = self._best[ids[within]]
+        found = np.isfinite(best)
+        counts = found.sum(axis=1)
+        sums = np.where(found, best, 0.0).sum(axis=1, dtype=np.float64)
+        out = np.zeros(len(ids), np.float32)
+        out[within] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        return out
+
+    def _search(self, matrix: Matrix, present: Mask, rows: Ids) -> None:
+        """Find the neighbours of ``rows`` among the reference sample."""
+        columns = np.flatnonzero(self._reference(present))
+        if not len(rows) or not len(columns):
+            return
+        pool = matrix[columns]
+        k = min(self.k, len(columns))
+        for start in range(0, len(rows), _BLOCK):
+            block = rows[start : start + _BLOCK]
+            self._best[block], self._whose[block] = -np.inf, _NONE
+            self._keep(block, matrix[block] @ pool.T, columns, k)
+
+    def _keep(self, block: Ids, similar: Matrix, columns: Ids, k: int) -> None:
+        """Keep the ``k`` best of ``similar`` (block rows x ``columns``) for each row of ``block``, itself left out."""
+        similar[columns[None, :] == block[:, None]] = -np.inf
+        if similar.shape[1] > k:
+            top = np.argpartition(-similar, k - 1, axis=1)[:, :k]
+        else:
+            top = np.tile(np.arange(similar.shape[1]), (len(block), 1))
+        values = np.take_along_axis(similar, top, axis=1)
+        whose = np.where(np.isfinite(values), columns[top], _NONE)
+        self._best[block, : top.shape[1]], self._whose[block, : top.shape[1]] = values, whose
+
+    def _merge(self, matrix: Matrix, rows: Ids, arrived: Ids) -> None:
+        """Let the new reference rows ``arrived`` into the neighbours of ``rows``, where they are nearer than the
+        last."""
+        for start in range(0, len(rows), _BLOCK):
+            block = rows[start : start + _BLOCK]
+            similar = matrix[block] @ matrix[arrived].T
+            similar[arrived[None, :] == block[:, None]] = -np.inf
+            values = np.concatenate([self._best[block], similar], axis=1)
+            whose = np.concatenate([self._whose[block], np.broadcast_to(arrived, similar.shape)], axis=1)
+            top = np.argpartition(-values, self.k - 1, axis=1)[:, : self.k]
+            self._best[block] = np.take_along_axis(values, top, axis=1)
+            self._whose[block] = np.where(np.isfinite(self._best[block]), np.take_along_axis(whose, top, axis=1), _NONE)
+
+
+__all__ = ["NEIGHBOURS", "REFERENCE_CAP", "NeighbourDensity", "sample_level", "vector_hash"]

@@ -1,0 +1,140 @@
+"""Neighbourhood density: each vector's mean similarity to its nearest others, kept exact as vectors come, change
+and go; and the dense leg's similarities less a share of it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentty_rag.config import load_settings
+from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
+from agentty_rag.index.vectors.dense import EmbeddingProfile
+from agentty_rag.index.vectors.density import NEIGHBOURS, NeighbourDensity, sample_level, vector_hash
+from agentty_rag.index.vectors.fake_embedder import FakeEmbedder
+from agentty_rag.workspace.service import Workspace
+from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, write
+
+CODE_QUERIES = [
+    json.loads(line)["query"] for line in (FIXTURES / "queries" / "code.jsonl").read_text("utf-8").splitlines()
+][:40]
+DOCS_QUERIES = [
+    json.loads(line)["query"] for line in (FIXTURES / "queries" / "docs.jsonl").read_text("utf-8").splitlines()
+][:40]
+
+
+def _brute(matrix: Matrix, present: np.ndarray, k: int, cap: int = 10**9) -> dict[int, float]:
+    """Each live row's mean similarity to its ``k`` nearest other live rows of the reference sample, by brute
+    force."""
+    live = np.flatnonzero(present)
+    level = sample_level(len(live), cap)
+    reference = np.asarray([row for row in live if vector_hash(matrix[row]) % (1 << level) == 0], np.intp)
+    out = {}
+    for row in live:
+        others = reference[reference != row]
+        similar = np.sort(matrix[others] @ matrix[row])[::-1][:k]
+        out[int(row)] = float(similar.mean()) if len(similar) else 0.0
+    return out
+
+
+def _units(rng: np.random.Generator, n: int, dimension: int = 8) -> Matrix:
+    vectors: Matrix = rng.normal(size=(n, dimension)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+# One change: (put or drop, the ids it touches).
+_CHANGES = st.lists(st.tuples(st.booleans(), st.lists(st.integers(0, 40), min_size=1, max_size=12)), max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_CHANGES, st.integers(0, 2**32 - 1), st.integers(1, 6), st.sampled_from([10**9, 4, 9]))
+def test_densities_kept_up_to_date_equal_those_found_afresh(
+    changes: list[tuple[bool, list[int]]], seed: int, k: int, cap: int
+) -> None:
+    """Also past the reference cap (4 or 9 vectors here), where neighbours are sought in a hashed sample."""
+    rng = np.random.default_rng(seed)
+    dense = DenseIndex(8)
+    dense.put(list(range(8)), _units(rng, 8))
+    kept = NeighbourDensity(k, cap)
+    kept.rebuild(dense.matrix, dense.present)
+    for put, ids in changes:
+        if put:
+            unique = sorted(set(ids))
+            dense.put(unique, _units(rng, len(unique)))
+        else:
+            dense.drop(ids)
+        kept.changed(dense.matrix, dense.present, np.asarray(ids, np.intp))
+        live: Ids = np.flatnonzero(dense.present)
+        want = _brute(dense.matrix, dense.present, k, cap)
+        assert kept.densities(live) == pytest.approx([want[int(row)] for row in live], abs=1e-5)
+
+
+def test_the_sample_grows_one_bit_each_time_the_count_doubles_past_the_cap() -> None:
+    assert [sample_level(n, 8192) for n in (0, 8192, 8193, 16384, 16385, 127_618)] == [0, 0, 1, 1, 2, 4]
+    vector = np.asarray([0.6, 0.8], np.float32)
+    assert vector_hash(vector) == vector_hash(vector.astype(np.float16).astype(np.float32))  # rounding kept
+
+
+def test_a_vector_among_near_copies_is_denser_than_a_lone_one_and_a_lone_pair_has_its_partner_only() -> None:
+    vectors = np.asarray([[1.0, 0.0, 0.0], [0.99, 0.141, 0.0], [0.99, 0.0, 0.141], [0.0, 0.0, 1.0]], np.float32)
+    dense = DenseIndex(3)
+    dense.put([0, 1, 2, 3], vectors / np.linalg.norm(vectors, axis=1)[:, None])
+    densities = dense.densities(np.arange(5, dtype=np.intp))
+    want = _brute(dense.matrix, dense.present, NEIGHBOURS)  # fewer than NEIGHBOURS others: all of them count
+    assert densities[:4] == pytest.approx([want[row] for row in range(4)], abs=1e-6)
+    assert min(densities[:3]) > 0.6 > 0.1 > densities[3] and np.isnan(densities[4])  # slot 4 holds no vector
+    pair = DenseIndex(2)
+    pair.put([0, 1], np.asarray([[1.0, 0.0], [0.6, 0.8]], np.float32))
+    assert pair.densities(np.arange(2, dtype=np.intp)) == pytest.approx([0.6, 0.6])
+    alone = DenseIndex(2)
+    alone.put([3], np.asarray([[1.0, 0.0]], np.float32))
+    assert alone.densities(np.asarray([3], np.intp)).tolist() == [0.0]  # no neighbour: nothing taken off
+
+
+def test_the_index_takes_the_share_asked_of_each_density_off_the_similarity(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return request + {i}\n" for i in range(NEIGHBOURS + 4)}
+    write(tmp_path, files)
+    index = Workspace(tmp_path, load_settings(LEXICAL)).index("code")
+    index.refresh()
+    index.use_embeddings(EmbeddingProfile("model", 16))
+    assert index.embed_missing(FakeEmbedder("model", 16)) == len(files)
+    query = _units(np.random.default_rng(3), 1, 16)[0]
+    plain, corrected = index.dense_scores(query), index.dense_scores(query, hubness=0.3)
+    densities = index.densities(list(range(len(files))))
+    assert plain is not None and corrected is not None and not np.isnan(densities).any()
+    assert corrected[: len(files)] == pytest.approx(plain[: len(files)] - 0.3 * densities, abs=1e-6)
+    index.close()
+
+
+def _workspace(root: Path, hubness: str) -> Workspace:
+    env = {**FAKE_DENSE, "AGENTTY_RAG_LEG_CHECK": "0", "AGENTTY_RAG_HUBNESS": hubness, "HOME": str(root.parent)}
+    return Workspace(root, load_settings(env))
+
+
+def _tops(root: Path, name: str, queries: list[str], hubness: str) -> list[list[str]]:
+    workspace = _workspace(root, hubness)
+    try:
+        search = workspace.search_code if name == "code" else workspace.search_docs
+        return [[str(r["path"]) for r in search(query, k=5).structured["results"]] for query in queries]
+    finally:
+        workspace.close()
+
+
+def test_the_code_index_is_corrected_for_hubs_and_the_docs_are_compared_by_plain_cosine(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "code", root / "src", ignore=shutil.ignore_patterns(".agentty"))
+    shutil.copytree(FIXTURES / "docs", root / "docs", ignore=shutil.ignore_patterns(".agentty"))
+    embedded = _workspace(root, "0")
+    for name in ("code", "docs"):
+        embedded.index(name).refresh()
+        embedded.embed_all(name)
+    embedded.close()  # the searches below read the stored vectors alike
+    for name, queries in (("code", CODE_QUERIES), ("docs", DOCS_QUERIES)):
+        plain, strong = _tops(root, name, queries, "0"), _tops(root, name, queries, "1")
+        assert (plain == strong) == (name == "docs"), name
