@@ -29,7 +29,7 @@ class RankingSettings:
         0.2,
         "Code: the share of a chunk's neighbourhood density (its mean similarity to its 10 nearest chunks) "
         "taken off its dense similarity to the query, so that chunks near every query do not crowd out the one "
-        "near this query (0: plain cosine similarity; docs always use it).",
+        "near this query (0: plain cosine similarity; the docs index always compares by plain cosine).",
         low=0.0,
         high=1.0,
     )

@@ -220,8 +220,8 @@ class Mirror:
         ids = np.flatnonzero(usable)
         out = np.full(len(alive), np.nan, np.float32)
         out[ids] = self.vectors.similarities(query, ids)
-        if hubness > 0:
-            out[ids] -= hubness * self.vectors.densities(ids)
+        if hubness > 0:  # a chunk whose density is not known (no neighbours found yet) keeps its similarity
+            out[ids] -= hubness * np.nan_to_num(self.vectors.densities(ids))
         return out
 
     def densities(self, slots: Sequence[int]) -> Matrix:

@@ -32,6 +32,7 @@ REFERENCE_CAP = 8192
 # Rows compared at once: a block of similarities is BLOCK x (reference vectors) floats.
 _BLOCK = 512
 _NONE = -1
+_DIGITS = 5
 
 
 def sample_level(live: int, cap: int = REFERENCE_CAP) -> int:
@@ -68,7 +69,7 @@ class NeighbourDensity:
         self._best, self._whose, self._hash = best, whose, hashes
 
     def _hashed(self, matrix: Matrix, rows: Ids) -> None:
-        self._hash[rows] = [vector_hash(matrix[row]) for row in rows]
+        self._hash[rows] = np.fromiter((vector_hash(matrix[row]) for row in rows), np.uint64, len(rows))
 
     def _reference(self, present: Mask) -> Mask:
         """The live rows that are candidate neighbours at the current level."""
@@ -118,11 +119,14 @@ class NeighbourDensity:
         counts = found.sum(axis=1)
         sums = np.where(found, best, 0.0).sum(axis=1, dtype=np.float64)
         out = np.zeros(len(ids), np.float32)
-        out[within] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        # rounded: a similarity differs in its last bits with where its rows fall in a matrix product, and
+        # identical chunks must tie (then rank by slot) however the index came to hold them
+        out[within] = np.round(np.where(counts > 0, sums / np.maximum(counts, 1), 0.0), _DIGITS)
         return out
 
     def _search(self, matrix: Matrix, present: Mask, rows: Ids) -> None:
         """Find the neighbours of ``rows`` among the reference sample."""
+        self._best[rows], self._whose[rows] = -np.inf, _NONE
         columns = np.flatnonzero(self._reference(present))
         if not len(rows) or not len(columns):
             return
@@ -130,7 +134,6 @@ class NeighbourDensity:
         k = min(self.k, len(columns))
         for start in range(0, len(rows), _BLOCK):
             block = rows[start : start + _BLOCK]
-            self._best[block], self._whose[block] = -np.inf, _NONE
             self._keep(block, matrix[block] @ pool.T, columns, k)
 
     def _keep(self, block: Ids, similar: Matrix, columns: Ids, k: int) -> None:
