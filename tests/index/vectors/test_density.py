@@ -154,3 +154,22 @@ def test_identical_vectors_have_identical_densities_however_they_came() -> None:
     every: Ids = np.arange(600, dtype=np.intp)
     assert len(set(grown.densities(copies).tolist())) == 1
     assert np.array_equal(grown.densities(every), fresh.densities(every))
+
+
+def test_a_reload_keeps_the_neighbourhoods_and_searches_again_only_what_differs() -> None:
+    rng = np.random.default_rng(11)
+    vectors = _units(rng, 300, 16)
+    before = DenseIndex(16)
+    before.put(list(range(250)), vectors[:250])
+    before.densities(np.arange(250, dtype=np.intp))
+    again = vectors.copy()
+    again[7] = _units(rng, 1, 16)[0]  # another process changed one chunk, dropped two and added fifty
+    kept = [slot for slot in range(300) if slot not in (11, 12)]
+    reloaded = DenseIndex(16)
+    reloaded.put(kept, again[kept])
+    reloaded.carry_density(before)
+    fresh = DenseIndex(16)
+    fresh.put(kept, again[kept])
+    every: Ids = np.arange(300, dtype=np.intp)
+    assert np.allclose(reloaded.densities(every), fresh.densities(every), atol=1e-5, equal_nan=True)
+    assert np.isnan(reloaded.densities(np.asarray([11, 12], np.intp))).all()

@@ -163,6 +163,20 @@ class DenseIndex:
             out[held] = self.matrix[rows] @ query.reshape(-1).astype(np.float32)
         return out
 
+    def carry_density(self, previous: DenseIndex) -> None:
+        """Take over the neighbourhoods ``previous`` found (the same vectors read again), told which vectors
+        differ from its own: a reload finds again only what changed."""
+        if previous._density is None or previous.dimension != self.dimension:
+            return
+        known = len(previous.present)
+        self._grow(known)  # the rows previous held, at least
+        differs = self.present.copy()
+        differs[:known] = (self.present[:known] != previous.present) | (
+            self.present[:known] & (self.matrix[:known] != previous.matrix[:known]).any(axis=1)
+        )
+        self._density = previous._density
+        self._density.changed(self.matrix, self.present, np.flatnonzero(differs))
+
     def densities(self, ids: Ids) -> Matrix:
         """The neighbourhood density (``density.py``) of each of ``ids``, in that order; NaN for one with no
         vector. The first call finds every vector's neighbours; later changes are taken in as they come."""

@@ -102,11 +102,12 @@ class SqliteVectors(VectorTable):
     def load(self, ids: Sequence[int] | None = None) -> None:
         store = self._store()
         if ids is None or self._dense is None:
-            self._dense = DenseIndex(self.dimension)
-            rows = stored_vectors(store, self.profile)
-        else:
-            rows = stored_vectors(store, self.profile, ids) if ids else []
-        self._hold(rows)
+            previous, self._dense = self._dense, DenseIndex(self.dimension)
+            self._hold(stored_vectors(store, self.profile))
+            if previous is not None:
+                self._dense.carry_density(previous)  # what another process changed is all that is searched again
+            return
+        self._hold(stored_vectors(store, self.profile, ids) if ids else [])
 
     def _hold(self, rows: list[tuple[int, bytes]]) -> None:
         assert self._dense is not None
