@@ -8,7 +8,6 @@ answers both give the local index's answer, with one note in the header saying s
 
 from __future__ import annotations
 
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.conftest import FIXTURES, free_port, run_main
+from tests.conftest import free_port, run_main
+from tests.index.qdrant.helpers import copied
 from tests.server.conftest import server
 
 pytestmark = pytest.mark.anyio
@@ -66,11 +66,6 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-def _copy(root: Path) -> Path:
-    shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))
-    return root
-
-
 def _shared(folder: Path) -> dict[str, str]:
     """The settings of a machine starting from the collection kept (local mode) in ``folder``."""
     return {
@@ -113,13 +108,13 @@ async def test_the_overlay_wins_over_the_shared_index(tmp_path: Path) -> None:
     pytest.importorskip("qdrant_client")
     folder = tmp_path / "qdrant"
     env = _shared(folder)
-    ci = _copy(tmp_path / "ci")
+    ci = copied(tmp_path / "ci")
     published = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
     assert published.returncode == 0, published.stderr
     assert "made anew (new collection) — 83 files sent" in published.stdout
     assert "with a dense vector" in published.stdout and " 0 with a dense vector" not in published.stdout
 
-    dev = _copy(tmp_path / "dev")
+    dev = copied(tmp_path / "dev")
     edited = dev / EDITED
     edited.write_text(edited.read_text("utf-8") + "\n\ndef drain_poisoned_jobs_quarantine():\n    return []\n", "utf-8")
     (dev / ADDED).write_text("def reconcile_ledger_nightly_batches():\n    return 0\n", "utf-8")
@@ -164,19 +159,19 @@ async def test_the_overlay_wins_over_the_shared_index(tmp_path: Path) -> None:
 
 async def test_nothing_published_gives_the_local_answer_and_says_so(tmp_path: Path) -> None:
     pytest.importorskip("qdrant_client")
-    (local,) = await _searches(_copy(tmp_path / "local"), 1)
+    (local,) = await _searches(copied(tmp_path / "local"), 1)
     env = {**_shared(tmp_path / "qdrant"), "AGENTTY_RAG_DENSE": "0"}
-    (result,) = await _searches(_copy(tmp_path / "dev"), 1, **env)
+    (result,) = await _searches(copied(tmp_path / "dev"), 1, **env)
     note = "nothing published to the Qdrant collection agentty_fixtures_main yet: answered from the local index"
     assert result.structured_content["notes"] == [note]
     assert _answer(result) == _answer(local)
 
 
 async def test_a_refused_port_gives_the_local_answer_and_says_so(tmp_path: Path) -> None:
-    (local,) = await _searches(_copy(tmp_path / "local"), 1)
+    (local,) = await _searches(copied(tmp_path / "local"), 1)
     port = free_port()
     env = {"AGENTTY_RAG_BACKEND": "qdrant", "AGENTTY_QDRANT_URL": f"http://127.0.0.1:{port}"}
-    first, second = await _searches(_copy(tmp_path / "served"), 2, **env)
+    first, second = await _searches(copied(tmp_path / "served"), 2, **env)
     note = f"qdrant unreachable (connection refused at 127.0.0.1:{port}): answered from the local index"
     # said once, in the header of the first answer (the server's start-up build asked); the answers are the
     # local index's
@@ -191,7 +186,7 @@ async def test_a_server_that_never_answers_costs_one_timeout_then_rests(tmp_path
         "AGENTTY_QDRANT_URL": f"http://127.0.0.1:{silent.port}",
         "AGENTTY_QDRANT_TIMEOUT_MS": "1000",
     }
-    root = _copy(tmp_path / "served")
+    root = copied(tmp_path / "served")
     async with Client(server(root, **env)) as client:
         with anyio.fail_after(HUNG_S):
             first = await client.call_tool("search_code", QUERY)
@@ -210,7 +205,7 @@ async def test_a_server_that_never_answers_costs_one_timeout_then_rests(tmp_path
 async def test_a_search_never_waits_for_the_server(tmp_path: Path, silent: SilentServer) -> None:
     """The server's start-up build asks a Qdrant that never answers (for up to a minute); searches meanwhile
     answer from the local index at once, and the server closes without waiting the minute out."""
-    root = _copy(tmp_path / "served")
+    root = copied(tmp_path / "served")
     assert run_main("agentty_rag", root, ("index", "code"), {}).returncode == 0
     env = {
         "AGENTTY_RAG_BACKEND": "qdrant",
@@ -228,17 +223,17 @@ async def test_a_search_never_waits_for_the_server(tmp_path: Path, silent: Silen
 
 
 def test_status_names_the_backend_and_whether_it_answered(tmp_path: Path) -> None:
-    local = _copy(tmp_path / "local")
+    local = copied(tmp_path / "local")
     assert run_main("agentty_rag", local, ("index",), {}).returncode == 0
     assert "\nbackend: local\n" in run_main("agentty_rag", local, ("status",), {}).stdout
 
-    inprocess = _copy(tmp_path / "inprocess")
+    inprocess = copied(tmp_path / "inprocess")
     env = {"AGENTTY_RAG_BACKEND": "qdrant"}
     assert run_main("agentty_rag", inprocess, ("index",), env).returncode == 0
     shown = run_main("agentty_rag", inprocess, ("status",), env).stdout
     assert f"\nbackend: qdrant in-process in {inprocess / '.agentty' / 'qdrant' / 'code'}\n" in shown
 
-    served = _copy(tmp_path / "served")
+    served = copied(tmp_path / "served")
     port = free_port()
     env = {"AGENTTY_RAG_BACKEND": "qdrant", "AGENTTY_QDRANT_URL": f"http://127.0.0.1:{port}"}
     built = run_main("agentty_rag", served, ("index",), env)
@@ -252,7 +247,7 @@ def test_status_names_the_backend_and_whether_it_answered(tmp_path: Path) -> Non
 
 
 def test_publishing_needs_a_server(tmp_path: Path) -> None:
-    root = _copy(tmp_path / "ci")
+    root = copied(tmp_path / "ci")
     done = run_main("agentty_rag", root, ("index", "code", "--backend", "qdrant"), {})
     assert done.returncode == 1
     assert "publishing needs the Qdrant backend with a server: set AGENTTY_QDRANT_URL" in done.stderr
@@ -265,7 +260,7 @@ def test_the_proactive_hook_never_asks_the_shared_index(tmp_path: Path, silent: 
     from agentty_rag.workspace.request import code_request, proactive_request
     from agentty_rag.workspace.service import Workspace
 
-    root = _copy(tmp_path / "served")
+    root = copied(tmp_path / "served")
     assert run_main("agentty_rag", root, ("index", "code"), {}).returncode == 0
     env = {
         "AGENTTY_RAG_DENSE": "0",

@@ -23,15 +23,11 @@ from agentty_rag.index.lexical.protocol import LexicalQuery
 from agentty_rag.index.qdrant.shared import Provenance, bm25_query
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, LEXICAL, OPEN_WORKSPACES, run_main
+from tests.index.qdrant.helpers import copied
 
 pytest.importorskip("qdrant_client")
 
 QUERIES = [json.loads(line)["query"] for line in (FIXTURES / "queries" / "code.jsonl").read_text("utf-8").splitlines()]
-
-
-def _copy(root: Path) -> Path:
-    shutil.copytree(FIXTURES / "code", root, ignore=shutil.ignore_patterns(".agentty"))
-    return root
 
 
 def _env(folder: Path) -> dict[str, str]:
@@ -50,7 +46,7 @@ def _workspace(root: Path, env: dict[str, str]) -> Workspace:
 
 
 def test_the_sparse_vectors_score_as_the_local_bm25(tmp_path: Path) -> None:
-    workspace = _workspace(_copy(tmp_path / "ci"), _env(tmp_path / "qdrant"))
+    workspace = _workspace(copied(tmp_path / "ci"), _env(tmp_path / "qdrant"))
     index = workspace.index("code")
     index.refresh()
     index.publish(Provenance("abc", "main", "fixtures"))
@@ -82,9 +78,9 @@ def test_the_sparse_vectors_score_as_the_local_bm25(tmp_path: Path) -> None:
 
 def test_a_seeded_workspace_answers_as_one_built_from_its_files(tmp_path: Path) -> None:
     env = _env(tmp_path / "qdrant")
-    ci = _copy(tmp_path / "ci")
+    ci = copied(tmp_path / "ci")
     assert run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env).returncode == 0
-    local, seeded = _copy(tmp_path / "local"), _copy(tmp_path / "seeded")
+    local, seeded = copied(tmp_path / "local"), copied(tmp_path / "seeded")
     for query in QUERIES[:40]:
         args = ("search-code", query, "-k", "5")
         want = run_main("agentty_rag", local, args, LEXICAL)
@@ -96,10 +92,10 @@ def test_a_seeded_workspace_answers_as_one_built_from_its_files(tmp_path: Path) 
 def test_a_collection_of_other_index_settings_is_refused(tmp_path: Path) -> None:
     env = _env(tmp_path / "qdrant")
     assert (
-        run_main("agentty_rag", _copy(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
+        run_main("agentty_rag", copied(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
     )
     other = {**env, "AGENTTY_RAG_CODE_CHUNK_CHARS": "900"}
-    dev = _copy(tmp_path / "dev")
+    dev = copied(tmp_path / "dev")
     done = run_main("agentty_rag", dev, ("index", "code"), other)
     assert done.returncode == 0
     assert "the Qdrant collection fixtures was published with other index settings: answered from the local index" in (
@@ -133,14 +129,14 @@ def test_a_damaged_or_hostile_collection_is_refused_and_the_files_answer(
     folder = tmp_path / "qdrant"
     env = _env(folder)
     assert (
-        run_main("agentty_rag", _copy(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
+        run_main("agentty_rag", copied(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
     )
     client = QdrantClient(path=str(folder))
     kind_is = models.Filter(must=[models.FieldCondition(key="kind", match=models.MatchValue(value=kind))])
     point = client.scroll("fixtures", scroll_filter=kind_is, limit=1)[0][0]
     client.set_payload("fixtures", payload, points=[point.id])
     client.close()
-    dev = _copy(tmp_path / "dev")
+    dev = copied(tmp_path / "dev")
     done = run_main("agentty_rag", dev, ("index", "code"), env)
     assert done.returncode == 0, done.stderr
     assert reason in done.stderr and "answered from the local index" in done.stderr
@@ -152,7 +148,7 @@ def test_a_damaged_or_hostile_collection_is_refused_and_the_files_answer(
 
 def test_a_url_that_names_no_server_is_said_plainly(tmp_path: Path) -> None:
     env = {**_env(tmp_path / "qdrant"), "AGENTTY_QDRANT_URL": "qdrant.internal:6333"}
-    dev = _copy(tmp_path / "dev")
+    dev = copied(tmp_path / "dev")
     done = run_main("agentty_rag", dev, ("index", "code"), env)
     assert done.returncode == 0
     assert "AGENTTY_QDRANT_URL=qdrant.internal:6333 is not a Qdrant server" in done.stderr
@@ -164,7 +160,7 @@ def test_a_url_that_names_no_server_is_said_plainly(tmp_path: Path) -> None:
 def test_a_file_whose_chunks_gained_vectors_is_sent_again(tmp_path: Path) -> None:
     env = {**_env(tmp_path / "qdrant"), "AGENTTY_EMBED_BACKEND": "fake"}
     del env["AGENTTY_RAG_DENSE"]
-    ci = _copy(tmp_path / "ci")
+    ci = copied(tmp_path / "ci")
     first = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
     assert "83 files sent (447 chunks, 447 with a dense vector)" in first.stdout, first.stdout + first.stderr
     database = sqlite3.connect(ci / ".agentty" / "rag_code.ragdb")
@@ -179,7 +175,7 @@ def test_a_file_whose_chunks_gained_vectors_is_sent_again(tmp_path: Path) -> Non
     again = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
     assert "patched — 1 files sent" in again.stdout and "82 unchanged" in again.stdout, again.stdout
     # a machine that started from the collection before starts again from the version with every vector
-    dev = _copy(tmp_path / "dev")
+    dev = copied(tmp_path / "dev")
     started = run_main("agentty_rag", dev, ("index", "code"), env, lexical=False)
     assert "embedded 0 chunks" in started.stdout, started.stdout
 
@@ -193,7 +189,7 @@ def test_a_collection_published_again_while_it_is_read_is_refused(tmp_path: Path
 
     env = _env(tmp_path / "qdrant")
     assert (
-        run_main("agentty_rag", _copy(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
+        run_main("agentty_rag", copied(tmp_path / "ci"), ("index", "code", "--backend", "qdrant"), env).returncode == 0
     )
 
     class PublishedMeanwhile(SharedCollection):
@@ -205,7 +201,7 @@ def test_a_collection_published_again_while_it_is_read_is_refused(tmp_path: Path
                     self.set_marker({**(self.marker() or {}), "version": "published meanwhile"})
                 yield point
 
-    index = _workspace(_copy(tmp_path / "dev"), env).index("code")
+    index = _workspace(copied(tmp_path / "dev"), env).index("code")
     assert index.shared is not None
     collection = PublishedMeanwhile(index.shared.target)
     try:
@@ -219,13 +215,13 @@ def test_a_collection_published_again_while_it_is_read_is_refused(tmp_path: Path
 def test_a_publish_sends_the_vectors_of_the_model_in_use(tmp_path: Path) -> None:
     env = {**_env(tmp_path / "qdrant"), "AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_EMBED_MODEL": "alpha"}
     del env["AGENTTY_RAG_DENSE"]
-    ci = _copy(tmp_path / "ci")
+    ci = copied(tmp_path / "ci")
     first = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), env, lexical=False)
     assert "447 with a dense vector" in first.stdout, first.stdout + first.stderr
     switched = {**env, "AGENTTY_EMBED_MODEL": "zeta"}
     second = run_main("agentty_rag", ci, ("index", "code", "--backend", "qdrant"), switched, lexical=False)
     assert "made anew (the embeddings changed) — 83 files sent (447 chunks, 447 with a dense vector)" in second.stdout
-    dev = run_main("agentty_rag", _copy(tmp_path / "dev"), ("index", "code"), switched, lexical=False)
+    dev = run_main("agentty_rag", copied(tmp_path / "dev"), ("index", "code"), switched, lexical=False)
     assert "embedded 0 chunks" in dev.stdout, dev.stdout
 
 
@@ -233,7 +229,7 @@ def test_a_publish_sends_the_vectors_of_the_model_in_use(tmp_path: Path) -> None
 def test_a_publish_shares_only_what_the_branch_holds(tmp_path: Path) -> None:
     env = _env(tmp_path / "qdrant")
     del env["AGENTTY_QDRANT_COLLECTION"]  # named after the repository and AGENTTY_QDRANT_BRANCH
-    root = _copy(tmp_path / "ci")
+    root = copied(tmp_path / "ci")
 
     def git(*args: str) -> None:
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from agentty_rag.errors import BackendUnavailable
 from agentty_rag.index.qdrant.reach import Reach, bounded
@@ -282,10 +282,24 @@ class ClientCollection:
         self._call(lambda: self._client.upsert(self.name, [point], wait=True))
 
 
-# The collections this process has open, by ``QdrantTarget.key``: the engine lets one handle hold a folder,
-# and every lexical index of the same index (a mirror makes a new one per load) shares it.
-_OPEN: weakref.WeakValueDictionary[str, EdgeCollection] = weakref.WeakValueDictionary()
+# The engine's folders this process has open, by path: the engine lets one handle hold a folder, and every
+# user of the same folder (a mirror makes a new lexical index per load, a new vector store per profile) shares it.
+_OPEN: weakref.WeakValueDictionary[str, EdgeFolder] = weakref.WeakValueDictionary()
 _OPENING = threading.Lock()
+F = TypeVar("F", bound=EdgeFolder)
+
+
+def opened_once(path: Path, make: Callable[[Path], F]) -> F:
+    """The shard in the folder ``path``, made by ``make`` the first time this process asks.
+
+    Raises:
+        BackendUnavailable: the ``qdrant`` extra is not installed.
+    """
+    with _OPENING:
+        held = _OPEN.get(str(path))
+        if held is None:
+            held = _OPEN[str(path)] = make(path)
+        return cast(F, held)  # a folder holds one kind of shard
 
 
 def open_collection(target: QdrantTarget) -> SparseCollection:
@@ -294,11 +308,7 @@ def open_collection(target: QdrantTarget) -> SparseCollection:
     Raises:
         BackendUnavailable: the ``qdrant`` extra is not installed.
     """
-    with _OPENING:
-        held = _OPEN.get(target.key)
-        if held is None:
-            held = _OPEN[target.key] = EdgeCollection(target.path)
-        return held
+    return opened_once(target.path, EdgeCollection)
 
 
 __all__ = [
@@ -311,4 +321,5 @@ __all__ = [
     "SparseCollection",
     "SparsePoint",
     "open_collection",
+    "opened_once",
 ]

@@ -16,8 +16,6 @@ written anew from the table; one this store keeps is brought up to date by the d
 from __future__ import annotations
 
 import json
-import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -25,13 +23,13 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from agentty_rag.index.qdrant.collection import UPSERT_BATCH, EdgeFolder
+from agentty_rag.index.qdrant.collection import UPSERT_BATCH, EdgeFolder, opened_once
 from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
-from agentty_rag.index.vectors.sqlite import VectorTable, stored_hashes, stored_vectors
+from agentty_rag.index.vectors.sqlite import VectorTable, stored_hashes, stored_matrix
 
 DENSE = "dense"
 # The dot product of the unit vectors the table keeps: the cosine similarity the SQLite store computes. Qdrant's
@@ -87,24 +85,13 @@ class EdgeDense(EdgeFolder):
         return [(int(p.id), p.score) for p in self._shard.query(request)]
 
 
-# The shards this process has open, by folder: the engine lets one handle hold a folder, and every store of the
-# same index and profile (a mirror makes a new one when its profile changes) shares it.
-_OPEN: weakref.WeakValueDictionary[str, EdgeDense] = weakref.WeakValueDictionary()
-_OPENING = threading.Lock()
-
-
 def open_dense(path: Path) -> EdgeDense:
-    """The dense shard in ``path``, opened once per process.
+    """The dense shard in ``path``, opened once per process (``collection.opened_once``).
 
     Raises:
         BackendUnavailable: the ``qdrant`` extra is not installed.
     """
-    with _OPENING:
-        held = _OPEN.get(str(path))
-        if held is None:
-            held = EdgeDense(path)
-            _OPEN[str(path)] = held
-        return held
+    return opened_once(path, EdgeDense)
 
 
 class QdrantVectors(VectorTable):
@@ -164,13 +151,12 @@ class QdrantVectors(VectorTable):
 
     def _write_points(self, store: Store, slots: Sequence[int], hashes: Mapping[int, str]) -> None:
         """Write the points of ``slots`` with their vectors as the table keeps them (float16, widened)."""
-        rows = stored_vectors(store, self.profile, slots) if slots else []
-        rows = [(slot, blob) for slot, blob in rows if len(blob) == 2 * self.dimension]
-        if not rows:
+        if not slots:
             return
-        ids = [slot for slot, _ in rows]
-        self._shard.upsert(ids, np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32))
-        self._remember({slot: hashes[slot] for slot in ids})
+        ids, matrix = stored_matrix(store, self.profile, self.dimension, slots)
+        if ids:
+            self._shard.upsert(ids, matrix)
+            self._remember({slot: hashes[slot] for slot in ids})
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
         """Store the vectors in the table (as float16) and write their points as given, as the SQLite store
@@ -269,13 +255,8 @@ class QdrantVectors(VectorTable):
 
     def _table_densities(self) -> Matrix:
         assert self._held is not None
-        rows = stored_vectors(self._store(), self.profile, sorted(self._held))
-        rows = [(slot, blob) for slot, blob in rows if len(blob) == 2 * self.dimension]
         dense = DenseIndex(self.dimension)
-        if rows:
-            dense.put(
-                [slot for slot, _ in rows], np.stack([np.frombuffer(b, np.float16) for _, b in rows]).astype(np.float32)
-            )
+        dense.put(*stored_matrix(self._store(), self.profile, self.dimension, sorted(self._held)))
         return dense.densities(np.arange(len(dense.present), dtype=np.intp))
 
     def coverage(self, ids: Ids) -> int:

@@ -56,6 +56,7 @@ class NeighbourDensity:
         self._whose = np.full((0, k), _NONE, np.intp)
         self._hash = np.zeros(0, np.uint64)
         self._level = 0
+        self._means: Matrix | None = None  # each row's density, worked out at the first read after a change
 
     def _grow(self, size: int) -> None:
         if size <= len(self._best):
@@ -81,6 +82,7 @@ class NeighbourDensity:
 
     def rebuild(self, matrix: Matrix, present: Mask) -> None:
         """Find every live row's neighbours anew."""
+        self._means = None
         self._best = np.full((len(present), self.k), -np.inf, np.float32)
         self._whose = np.full((len(present), self.k), _NONE, np.intp)
         self._hash = np.zeros(len(present), np.uint64)
@@ -96,6 +98,7 @@ class NeighbourDensity:
         ids = np.unique(ids[ids < len(present)])
         if not len(ids):
             return
+        self._means = None
         if sample_level(int(present.sum()), self.cap) != self._level:  # another sample: every row looks again
             self.rebuild(matrix, present)
             return
@@ -113,15 +116,16 @@ class NeighbourDensity:
 
     def densities(self, ids: Ids) -> Matrix:
         """The mean of each row's neighbour similarities (0 for a row with no neighbour)."""
-        within = ids < len(self._best)
-        best = self._best[ids[within]]
-        found = np.isfinite(best)
-        counts = found.sum(axis=1)
-        sums = np.where(found, best, 0.0).sum(axis=1, dtype=np.float64)
+        if self._means is None:  # once per change, not once per search
+            found = np.isfinite(self._best)
+            counts = found.sum(axis=1)
+            sums = np.where(found, self._best, 0.0).sum(axis=1, dtype=np.float64)
+            # rounded: a similarity differs in its last bits with where its rows fall in a matrix product, and
+            # identical chunks must tie (then rank by slot) however the index came to hold them
+            self._means = np.round(np.where(counts > 0, sums / np.maximum(counts, 1), 0.0), _DIGITS).astype(np.float32)
+        within = ids < len(self._means)
         out = np.zeros(len(ids), np.float32)
-        # rounded: a similarity differs in its last bits with where its rows fall in a matrix product, and
-        # identical chunks must tie (then rank by slot) however the index came to hold them
-        out[within] = np.round(np.where(counts > 0, sums / np.maximum(counts, 1), 0.0), _DIGITS)
+        out[within] = self._means[ids[within]]
         return out
 
     def _search(self, matrix: Matrix, present: Mask, rows: Ids) -> None:

@@ -103,21 +103,12 @@ class SqliteVectors(VectorTable):
         store = self._store()
         if ids is None or self._dense is None:
             previous, self._dense = self._dense, DenseIndex(self.dimension)
-            self._hold(stored_vectors(store, self.profile))
+            self._dense.put(*stored_matrix(store, self.profile, self.dimension))
             if previous is not None:
                 self._dense.carry_density(previous)  # what another process changed is all that is searched again
             return
-        self._hold(stored_vectors(store, self.profile, ids) if ids else [])
-
-    def _hold(self, rows: list[tuple[int, bytes]]) -> None:
-        assert self._dense is not None
-        if not rows:
-            return
-        ids = [chunk for chunk, _ in rows]
-        matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
-        if matrix.shape[1] != self._dense.dimension:
-            return  # vectors of another dimension under the same profile key cannot happen; ignore them
-        self._dense.put(ids, matrix)
+        if ids:
+            self._dense.put(*stored_matrix(store, self.profile, self.dimension, ids))
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
         """Store the vectors (as float16) and search them at once (as given: rounding comes with the next load)."""
@@ -146,6 +137,18 @@ class SqliteVectors(VectorTable):
 def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
     """(slot, float16 vector bytes) of every live chunk (or of ``slots``) with a vector for ``profile``."""
     return [(slot, open_vector(sealed)) for slot, sealed in _with_vectors(store, "v.vector", profile, slots)]
+
+
+def stored_matrix(
+    store: Store, profile: str, dimension: int, slots: Sequence[int] | None = None
+) -> tuple[list[int], Matrix]:
+    """The slots and vectors (float16 widened to float32, one row each) of ``stored_vectors``; a vector of
+    another length under the profile's key cannot happen, and is left out."""
+    rows = [(slot, blob) for slot, blob in stored_vectors(store, profile, slots) if len(blob) == 2 * dimension]
+    if not rows:
+        return [], np.zeros((0, dimension), np.float32)
+    matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
+    return [slot for slot, _ in rows], matrix
 
 
 def stored_hashes(store: Store, profile: str, slots: Sequence[int] | None = None) -> dict[int, str]:
@@ -209,6 +212,7 @@ __all__ = [
     "prune_vectors",
     "seal_vector",
     "stored_hashes",
+    "stored_matrix",
     "stored_vectors",
     "write_vectors",
 ]
