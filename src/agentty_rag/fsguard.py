@@ -181,13 +181,39 @@ def check_state_dir(state_dir: Path) -> None:
         raise UnsafeFile(f"{state_dir} is not a folder")
 
 
+def write_state_file(path: Path, data: bytes) -> None:
+    """Write a file agentty-rag keeps under ``.agentty/`` atomically, never through a link, never into a
+    ``.agentty`` that links out (``UnsafeFile``; ``OSError`` when it cannot be written)."""
+    check_state_dir(path.parent)
+    write_private(path, data)
+
+
+def read_state_file(path: Path, max_bytes: int) -> tuple[bytes | None, str]:
+    """(data, problem) of a file agentty-rag keeps under ``.agentty/``, read the one safe way: never through a
+    link, never a FIFO or a device, never from a ``.agentty`` that links out, at most ``max_bytes``. data is
+    None when the file is missing (problem "") or cannot be read (problem says why)."""
+    try:
+        check_state_dir(path.parent)
+        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as error:  # UnsafeFile too: a link, a FIFO, a device, a folder
+        return None, str(error) if isinstance(error, UnsafeFile) else (error.strerror or str(error))
+    if len(data) > max_bytes:
+        return None, f"larger than {max_bytes} bytes"
+    return data, ""
+
+
 __all__ = [
     "UnsafeFile",
     "check_state_dir",
     "is_inside",
     "open_private",
     "read_regular",
+    "read_state_file",
     "real_path_of",
     "refuse_link",
     "write_private",
+    "write_state_file",
 ]

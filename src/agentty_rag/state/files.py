@@ -11,10 +11,9 @@ through a link) that is renamed over the file, into a ``.agentty/`` made by ``st
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, write_private
+from agentty_rag.fsguard import read_state_file, write_private
 from agentty_rag.state.folder import make as make_state_dir
 
 JSON_MAX_BYTES = 1 << 20
@@ -23,17 +22,9 @@ JSON_MAX_BYTES = 1 << 20
 def read_json(path: Path, max_bytes: int = JSON_MAX_BYTES) -> tuple[object, str]:
     """(data, problem): data is None when the file is missing (problem "") or cannot be used (problem says
     why: a link, a FIFO, larger than ``max_bytes``, not UTF-8 JSON, nested too deep)."""
-    try:
-        check_state_dir(path.parent)
-        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except FileNotFoundError:
-        return None, ""
-    except OSError as error:  # UnsafeFile too: a link, a FIFO, a device, a folder
-        reason = str(error) if isinstance(error, UnsafeFile) else (error.strerror or str(error))
-        return None, f"{path} is unreadable ({reason}); treating it as empty"
-    if len(data) > max_bytes:
-        return None, f"{path} is unreadable (larger than {max_bytes} bytes); treating it as empty"
+    data, problem = read_state_file(path, max_bytes)
+    if data is None:
+        return None, f"{path} is unreadable ({problem}); treating it as empty" if problem else ""
     try:
         return json.loads(data.decode("utf-8")), ""
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:

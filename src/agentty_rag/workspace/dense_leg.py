@@ -188,8 +188,8 @@ class DenseLeg:
         try:
             index.use_embeddings(status.profile)
             done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
-            if self.background and self.settings.hubness > 0 and index.config.scoring.rank_files:
-                index.find_densities()  # in the server's warm-up, not in its first search
+            if self.settings.hubness > 0 and index.config.scoring.rank_files:
+                index.find_densities()  # here, not in the first search (and kept for the next process)
             if check:
                 self._check(index, status.profile)
             return done

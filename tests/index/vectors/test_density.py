@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
-from agentty_rag.index.vectors.density import NEIGHBOURS, NeighbourDensity, sample_level, vector_hash
+from agentty_rag.index.vectors.density import (
+    NEIGHBOURS,
+    REFERENCE_CAP,
+    NeighbourDensity,
+    sample_level,
+    vector_hash,
+)
 from agentty_rag.index.vectors.fake_embedder import FakeEmbedder
+from agentty_rag.index.vectors.sqlite import SqliteVectors
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, write
 
@@ -48,6 +58,15 @@ def _units(rng: np.random.Generator, n: int, dimension: int = 8) -> Matrix:
     return vectors
 
 
+def _change(dense: DenseIndex, rng: np.random.Generator, put: bool, ids: list[int]) -> None:
+    """New random vectors for ``ids`` (put), or none (drop)."""
+    if put:
+        unique = sorted(set(ids))
+        dense.put(unique, _units(rng, len(unique)))
+    else:
+        dense.drop(ids)
+
+
 # One change: (put or drop, the ids it touches).
 _CHANGES = st.lists(st.tuples(st.booleans(), st.lists(st.integers(0, 40), min_size=1, max_size=12)), max_size=12)
 
@@ -64,11 +83,7 @@ def test_densities_kept_up_to_date_equal_those_found_afresh(
     kept = NeighbourDensity(k, cap)
     kept.rebuild(dense.matrix, dense.present)
     for put, ids in changes:
-        if put:
-            unique = sorted(set(ids))
-            dense.put(unique, _units(rng, len(unique)))
-        else:
-            dense.drop(ids)
+        _change(dense, rng, put, ids)
         kept.changed(dense.matrix, dense.present, np.asarray(ids, np.intp))
         live: Ids = np.flatnonzero(dense.present)
         want = _brute(dense.matrix, dense.present, k, cap)
@@ -173,3 +188,124 @@ def test_a_reload_keeps_the_neighbourhoods_and_searches_again_only_what_differs(
     every: Ids = np.arange(300, dtype=np.intp)
     assert np.allclose(reloaded.densities(every), fresh.densities(every), atol=1e-5, equal_nan=True)
     assert np.isnan(reloaded.densities(np.asarray([11, 12], np.intp))).all()
+
+
+# -- neighbourhoods kept between processes ---------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(_CHANGES, st.integers(0, 2**32 - 1), st.sampled_from([10**9, 4, 9]))
+def test_neighbourhoods_taken_over_and_brought_up_to_date_equal_those_found_afresh(
+    changes: list[tuple[bool, list[int]]], seed: int, cap: int
+) -> None:
+    """Another process found them for some vectors; this one holds those changed since: only what differs is
+    compared again, and the densities are the brute-force ones (also past a tiny reference cap)."""
+    rng = np.random.default_rng(seed)
+    dense = DenseIndex(8)
+    dense.put(list(range(20)), _units(rng, 20))
+    found = NeighbourDensity(NEIGHBOURS, cap)
+    found.rebuild(dense.matrix, dense.present)
+    kept = neighbour_file.decode(neighbour_file.encode(found.snapshot(dense.matrix, dense.present)))[0]
+    assert kept is not None or cap != REFERENCE_CAP  # a file holds only what this version would find
+    kept = found.snapshot(dense.matrix, dense.present)
+    touched: set[int] = set()
+    for put, ids in changes:
+        _change(dense, rng, put, ids)
+        touched |= set(ids)
+    dense._grow(len(kept.present))
+    taken = NeighbourDensity.taken_over(kept, dense.matrix, dense.present)
+    live: Ids = np.flatnonzero(dense.present)
+    want = _brute(dense.matrix, dense.present, NEIGHBOURS, cap)
+    assert taken.densities(live) == pytest.approx([want[int(row)] for row in live], abs=1e-5)
+    if not touched:
+        assert taken.searched == 0 and taken.changes == 0
+
+
+def test_a_file_of_neighbourhoods_round_trips_and_a_damaged_one_says_why_it_is_not_used() -> None:
+    rng = np.random.default_rng(5)
+    dense = DenseIndex(16)
+    dense.put(list(range(40)), _units(rng, 40, 16))
+    every: Ids = np.arange(40, dtype=np.intp)
+    want = dense.densities(every)
+    found = dense.neighbourhoods()
+    assert found is not None
+    data = neighbour_file.encode(found)
+    kept, problem = neighbour_file.decode(data)
+    assert kept is not None and problem == ""
+    again = DenseIndex(16)
+    again.put(list(range(40)), dense.matrix[:40])
+    again.take_neighbourhoods(kept)
+    assert np.array_equal(again.densities(every), want) and again._density is not None
+    assert again._density.searched == 0  # nothing differed: nothing compared again
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0xFF
+    assert neighbour_file.decode(bytes(flipped)) == (None, "it was damaged")
+    assert neighbour_file.decode(data[: len(data) // 2])[1] == "it was damaged"
+    assert neighbour_file.decode(b"")[1] == "it was damaged"
+    strays = replace(found, whose=np.where(found.whose >= 0, found.whose + 40, found.whose).astype(np.int32))
+    assert neighbour_file.decode(neighbour_file.encode(strays)) == (None, "a neighbour is not one of its rows")
+    odd = replace(found, best=np.where(np.isfinite(found.best), 3.0, found.best).astype(np.float32))
+    assert neighbour_file.decode(neighbour_file.encode(odd)) == (None, "a similarity is not a cosine")
+    other = replace(found, level=2)
+    assert neighbour_file.decode(neighbour_file.encode(other)) == (None, "it was found with another reference sample")
+    short = replace(found, hashes=found.hashes[:10])
+    assert neighbour_file.decode(neighbour_file.encode(short)) == (None, "its arrays do not fit one another")
+
+
+def _code_densities(root: Path) -> tuple[list[float], int | None]:
+    """A new workspace's densities of every chunk of the code index, and how many rows it compared."""
+    workspace = _workspace(root, "0.2")
+    try:
+        index = workspace.index("code")
+        index.refresh()
+        workspace.embed_all("code")  # nothing left to embed: the vectors are read, their neighbourhoods found
+        densities = index.densities(list(range(200)))
+        assert not np.isnan(densities[:50]).any()
+        return [round(float(d), 5) for d in densities], _searched(index)
+    finally:
+        workspace.close()
+
+
+def _searched(index: CorpusIndex) -> int | None:
+    """How many rows this process compared with the others to find their neighbours (None: none found yet)."""
+    store = index._mirror.vectors
+    assert isinstance(store, SqliteVectors)
+    dense = store._dense
+    return None if dense is None or dense._density is None else int(dense._density.searched)
+
+
+def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_what_changed(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "code", root / "src", ignore=shutil.ignore_patterns(".agentty"))
+    embedded = _workspace(root, "0.2")
+    embedded.index("code").refresh()
+    embedded.embed_all("code")
+    embedded.close()
+    kept = root / ".agentty" / "rag_code.neighbours"
+    assert kept.is_file()  # the process that embedded found them (the server's warm-up does too) and kept them
+    written = kept.stat().st_mtime_ns
+    first, searched = _code_densities(root)
+    assert searched == 0 and kept.stat().st_mtime_ns == written  # taken over: nothing compared or written again
+    kept.unlink()
+    again, searched = _code_densities(root)
+    assert again == first and searched is not None and searched > 50 and kept.is_file()  # from scratch, kept again
+    (root / "src" / "server" / "tally.py").write_text("def tally(rows):\n    return sum(rows)\n", "utf-8")
+    grown = _workspace(root, "0.2")
+    grown.index("code").refresh()
+    grown.embed_all("code")
+    searched = _searched(grown.index("code"))
+    grown.close()
+    assert searched is not None and 0 < searched < 50  # the new chunk and the rows that counted it as near
+    taken, searched = _code_densities(root)
+    kept.unlink()
+    fresh, _ = _code_densities(root)
+    assert taken == fresh and searched == 0
+    for damage in (b"not a file of neighbourhoods", kept.read_bytes()[:100]):
+        kept.write_bytes(damage)
+        assert _code_densities(root)[0] == fresh
+        assert neighbour_file.read(kept)[1] == ""  # written again, whole
+    kept.unlink()
+    (root / "elsewhere").write_bytes(b"x")
+    kept.symlink_to(root / "elsewhere")
+    assert _code_densities(root)[0] == fresh  # never read through a link, nor written through it
+    assert (root / "elsewhere").read_bytes() == b"x"

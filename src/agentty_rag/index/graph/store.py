@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import xxhash
 
-from agentty_rag.fsguard import UnsafeFile, check_state_dir, open_private, write_private
+from agentty_rag.fsguard import UnsafeFile, read_state_file, write_state_file
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.graph.model import GRAPH_VERSION, Graph, build
 from agentty_rag.index.storage.views import FileGroups
@@ -114,22 +113,14 @@ def _encode(graph: Graph) -> bytes:
 
 def write(path: Path, graph: Graph) -> None:
     """Write the graph file atomically (never through a link, never into a ``.agentty`` that links out)."""
-    check_state_dir(path.parent)
-    write_private(path, _encode(graph))
+    write_state_file(path, _encode(graph))
 
 
 def read(path: Path) -> tuple[Graph | None, str]:
     """The stored graph (None when there is none or it cannot be used), and what was wrong with it."""
-    try:
-        check_state_dir(path.parent)
-        with os.fdopen(open_private(path, os.O_RDONLY), "rb") as handle:  # never a link, a FIFO or a device
-            data = handle.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return None, ""
-    except OSError as error:
-        return None, f"the stored graph could not be read: {error}"
-    if len(data) > _MAX_BYTES:
-        return None, f"the stored graph is larger than {_MAX_BYTES} bytes"
+    data, problem = read_state_file(path, _MAX_BYTES)
+    if data is None:
+        return None, f"the stored graph could not be read: {problem}" if problem else ""
     digest, _, text = data.partition(b"\n")
     if digest.decode("ascii", "replace") != xxhash.xxh3_64_hexdigest(text):
         return None, "the stored graph was damaged"

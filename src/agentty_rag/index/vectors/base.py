@@ -23,7 +23,7 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.index.vectors.dense import EmbeddingProfile
-from agentty_rag.index.vectors.density import NeighbourDensity
+from agentty_rag.index.vectors.density import NeighbourDensity, Neighbourhoods
 from agentty_rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -176,6 +176,23 @@ class DenseIndex:
         )
         self._density = previous._density
         self._density.changed(self.matrix, self.present, np.flatnonzero(differs))
+
+    def take_neighbourhoods(self, kept: Neighbourhoods) -> None:
+        """Start from the neighbourhoods another process found (``kept``): only the vectors that differ from
+        the ones they were found for are compared again. Nothing is taken once this index has its own."""
+        if self._density is not None:
+            return
+        self._grow(len(kept.present))
+        self._density = NeighbourDensity.taken_over(kept, self.matrix, self.present)
+
+    def neighbourhoods(self) -> Neighbourhoods | None:
+        """The neighbourhoods found so far, for keeping (None before any was found)."""
+        return None if self._density is None else self._density.snapshot(self.matrix, self.present)
+
+    def density_changes(self) -> int | None:
+        """How many times the neighbourhoods changed (None before any was found): a snapshot is worth keeping
+        once per change."""
+        return None if self._density is None else self._density.changes
 
     def densities(self, ids: Ids) -> Matrix:
         """The neighbourhood density (``density.py``) of each of ``ids``, in that order; NaN for one with no

@@ -11,11 +11,16 @@ the vectors that counted a changed or departed one among their neighbours are co
 ``REFERENCE_CAP`` vectors the neighbours are sought among a sample of them (a half, a quarter … chosen by a
 hash of each vector's float16 bytes: the same vectors give the same sample however they came), which keeps
 the cost near ``vectors × REFERENCE_CAP`` instead of ``vectors²``.
+
+``Neighbourhoods`` is what was found, as it is kept between processes (``neighbour_file.py``): each row's
+vector hash says which vectors it was found for, so a process that takes it over compares again only the
+rows whose vector came, changed or left since.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +51,52 @@ def vector_hash(vector: Matrix) -> int:
     return xxhash.xxh3_64_intdigest(np.asarray(vector, np.float32).astype(np.float16).tobytes())
 
 
+def row_hashes(matrix: Matrix, present: Mask) -> npt.NDArray[np.uint64]:
+    """``vector_hash`` of each live row of ``matrix`` (0 for a row without a vector)."""
+    hashes = np.zeros(len(present), np.uint64)
+    live = np.flatnonzero(present)
+    rounded = matrix[live].astype(np.float16)
+    hashes[live] = np.fromiter((xxhash.xxh3_64_intdigest(row.tobytes()) for row in rounded), np.uint64, len(live))
+    return hashes
+
+
+@dataclass(frozen=True)
+class Neighbourhoods:
+    """The neighbourhoods a ``NeighbourDensity`` found, and for which vectors.
+
+    Args:
+        hashes: each row's ``vector_hash`` (0 for a row without a vector).
+        present: which rows held a vector.
+        best: each row's ``k`` best similarities (-inf where it has fewer neighbours).
+        whose: the rows they are to (-1 where none).
+        level: the reference sample's level (``sample_level`` of the live rows).
+        cap: the reference cap it was found with.
+    """
+
+    hashes: npt.NDArray[np.uint64]
+    present: Mask
+    best: Matrix
+    whose: npt.NDArray[np.int32]
+    level: int
+    cap: int
+
+    def problem(self) -> str:
+        """What makes it unusable by this version ("" when nothing): shapes, neighbours that are not rows,
+        similarities that are not cosines, a sample level that does not fit its rows."""
+        rows = len(self.present)
+        if self.hashes.shape != (rows,) or self.best.shape != (rows, NEIGHBOURS) or self.whose.shape != self.best.shape:
+            return "its arrays do not fit one another"
+        if self.cap != REFERENCE_CAP or self.level != sample_level(int(self.present.sum()), self.cap):
+            return "it was found with another reference sample"
+        none = self.whose == _NONE
+        if ((self.whose < _NONE) | (self.whose >= rows)).any() or (none != np.isneginf(self.best)).any():
+            return "a neighbour is not one of its rows"
+        found = self.best[~none]
+        if not np.isfinite(found).all() or (np.abs(found) > 1.01).any():
+            return "a similarity is not a cosine"
+        return ""
+
+
 class NeighbourDensity:
     """The ``k`` best similarities of each live row of a matrix to the other live rows of the reference
     sample, and whose they are."""
@@ -57,6 +108,41 @@ class NeighbourDensity:
         self._hash = np.zeros(0, np.uint64)
         self._level = 0
         self._means: Matrix | None = None  # each row's density, worked out at the first read after a change
+        self.changes = 0  # how many times the neighbourhoods changed (a snapshot is kept once per change)
+        self.searched = 0  # rows whose neighbours were sought among the reference sample, in all
+
+    @classmethod
+    def taken_over(cls, kept: Neighbourhoods, matrix: Matrix, present: Mask) -> NeighbourDensity:
+        """The neighbourhoods ``kept`` found, brought up to date with ``matrix``: only the rows whose vector came,
+        changed or left since (and those that counted one of them) are compared again. ``present`` covers
+        at least ``kept``'s rows."""
+        density = cls(kept.best.shape[1], kept.cap)
+        rows = len(kept.present)
+        density._best, density._whose = kept.best.copy(), kept.whose.astype(np.intp)
+        density._hash, density._level = kept.hashes.copy(), kept.level
+        density._grow(len(present))
+        was = np.zeros(len(present), bool)
+        was[:rows] = kept.present
+        now = row_hashes(matrix, present)
+        differs = (was != present) | (present & (density._hash[: len(present)] != now))
+        if 2 * differs.sum() > present.sum():  # another model, or most files rewritten: cheaper to start anew
+            density.rebuild(matrix, present)
+        else:
+            density.changed(matrix, present, np.flatnonzero(differs))
+        return density
+
+    def snapshot(self, matrix: Matrix, present: Mask) -> Neighbourhoods:
+        """What was found, for the vectors of ``matrix`` it was found for (``present`` says which rows)."""
+        rows = len(present)
+        self._grow(rows)
+        return Neighbourhoods(
+            row_hashes(matrix, present),
+            present.copy(),
+            self._best[:rows].copy(),
+            self._whose[:rows].astype(np.int32),
+            self._level,
+            self.cap,
+        )
 
     def _grow(self, size: int) -> None:
         if size <= len(self._best):
@@ -82,7 +168,7 @@ class NeighbourDensity:
 
     def rebuild(self, matrix: Matrix, present: Mask) -> None:
         """Find every live row's neighbours anew."""
-        self._means = None
+        self._means, self.changes = None, self.changes + 1
         self._best = np.full((len(present), self.k), -np.inf, np.float32)
         self._whose = np.full((len(present), self.k), _NONE, np.intp)
         self._hash = np.zeros(len(present), np.uint64)
@@ -98,7 +184,7 @@ class NeighbourDensity:
         ids = np.unique(ids[ids < len(present)])
         if not len(ids):
             return
-        self._means = None
+        self._means, self.changes = None, self.changes + 1
         if sample_level(int(present.sum()), self.cap) != self._level:  # another sample: every row looks again
             self.rebuild(matrix, present)
             return
@@ -131,6 +217,7 @@ class NeighbourDensity:
     def _search(self, matrix: Matrix, present: Mask, rows: Ids) -> None:
         """Find the neighbours of ``rows`` among the reference sample."""
         self._best[rows], self._whose[rows] = -np.inf, _NONE
+        self.searched += len(rows)
         columns = np.flatnonzero(self._reference(present))
         if not len(rows) or not len(columns):
             return
@@ -165,4 +252,12 @@ class NeighbourDensity:
             self._whose[block] = np.where(np.isfinite(self._best[block]), np.take_along_axis(whose, top, axis=1), _NONE)
 
 
-__all__ = ["NEIGHBOURS", "REFERENCE_CAP", "NeighbourDensity", "sample_level", "vector_hash"]
+__all__ = [
+    "NEIGHBOURS",
+    "REFERENCE_CAP",
+    "NeighbourDensity",
+    "Neighbourhoods",
+    "row_hashes",
+    "sample_level",
+    "vector_hash",
+]

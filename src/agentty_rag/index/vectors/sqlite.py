@@ -10,6 +10,7 @@ any SQLite error. ``VectorTable`` is the table of one profile, which every store
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,11 +20,14 @@ import xxhash
 
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.storage.store import Store
+from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
 
 if TYPE_CHECKING:
     from agentty_rag.index.storage.definition import IndexConfig
+
+log = logging.getLogger(__name__)
 
 _VECTOR_SUM_BYTES = 8
 
@@ -90,7 +94,8 @@ class SqliteVectors(VectorTable):
     Args:
         database: the index database as it is now (it is replaced when the index is rebuilt after corruption).
         profile: the embedding profile (its key names the vectors, its dimension their length).
-        config: the index (unused: the database is where the vectors are).
+        config: the index (where its neighbourhoods are kept between processes; None, or one kept in memory
+            only: not kept).
     """
 
     def __init__(
@@ -98,6 +103,9 @@ class SqliteVectors(VectorTable):
     ) -> None:
         super().__init__(database, profile)
         self._dense: DenseIndex | None = None
+        kept = config is not None and config.persist
+        self._neighbours = neighbour_file.neighbours_path(config.state_dir, config.name) if kept and config else None
+        self._kept_changes: int | None = None  # the neighbourhoods' change the file holds (this process wrote)
 
     def load(self, ids: Sequence[int] | None = None) -> None:
         store = self._store()
@@ -111,10 +119,11 @@ class SqliteVectors(VectorTable):
             self._dense.put(*stored_matrix(store, self.profile, self.dimension, ids))
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
-        """Store the vectors (as float16) and search them at once (as given: rounding comes with the next load)."""
+        """Store the vectors (as float16) and search them at once, rounded as stored: a process that reads them
+        back holds the same vectors, so it finds the same similarities and neighbourhoods."""
         self._write(hashes, vectors)
         if self._dense is not None:
-            self._dense.put(list(ids), vectors)
+            self._dense.put(list(ids), vectors.astype(np.float16).astype(np.float32))
 
     def drop(self, ids: Sequence[int]) -> None:
         if self._dense is not None:
@@ -128,7 +137,31 @@ class SqliteVectors(VectorTable):
     def densities(self, ids: Ids) -> Matrix:
         if self._dense is None:
             return np.full(len(ids), np.nan, np.float32)
-        return self._dense.densities(ids)
+        if self._neighbours is not None and self._dense.density_changes() is None:
+            found, problem = neighbour_file.read(self._neighbours)
+            if problem:
+                log.info("neighbourhoods found anew: %s", problem)
+            if found is not None:
+                self._kept_changes = 0  # as the file holds them; taking in what differs makes a change
+                self._dense.take_neighbourhoods(found)
+        densities = self._dense.densities(ids)
+        self._keep_neighbourhoods()
+        return densities
+
+    def _keep_neighbourhoods(self) -> None:
+        """Write the neighbourhoods for the next process, once per change (a failure only costs it the time)."""
+        assert self._dense is not None
+        changes = self._dense.density_changes()
+        if self._neighbours is None or changes is None or changes == self._kept_changes:
+            return
+        found = self._dense.neighbourhoods()
+        if found is None:
+            return
+        try:
+            neighbour_file.write(self._neighbours, found)
+        except OSError as error:  # read-only, full, a link: the next process finds them again
+            log.info("the neighbourhoods were not kept: %s", error)
+        self._kept_changes = changes
 
     def coverage(self, ids: Ids) -> int:
         return 0 if self._dense is None else self._dense.count(ids)
