@@ -181,16 +181,17 @@ class DenseLeg:
         self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None, check: bool = True
     ) -> int:
         """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up), then
-        make the leg check's verdict when it is due (unless ``check`` is False: rag-bench times it apart)."""
+        (unless ``check`` is False: rag-bench times it apart) find the neighbourhoods of the code index's vectors
+        and make the leg check's verdict when it is due."""
         status = self.ensure()
         if status.state != "ready" or status.profile is None:
             return 0
         try:
             index.use_embeddings(status.profile)
             done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
-            if self.settings.hubness > 0 and index.config.scoring.rank_files:
-                index.find_densities()  # here, not in the first search (and kept for the next process)
-            if check:
+            if check:  # the upkeep after embedding (rag-bench times it apart from the embedding)
+                if self.settings.hubness > 0 and index.config.scoring.rank_files:
+                    index.find_densities()  # here, not in the first search (and kept for the next process)
                 self._check(index, status.profile)
             return done
         except EmbeddingError as error:

@@ -3,13 +3,17 @@ and go; and the dense leg's similarities less a share of it."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +24,8 @@ from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
 from agentty_rag.index.vectors.density import (
     NEIGHBOURS,
-    REFERENCE_CAP,
     NeighbourDensity,
+    Neighbourhoods,
     sample_level,
     vector_hash,
 )
@@ -205,9 +209,10 @@ def test_neighbourhoods_taken_over_and_brought_up_to_date_equal_those_found_afre
     dense.put(list(range(20)), _units(rng, 20))
     found = NeighbourDensity(NEIGHBOURS, cap)
     found.rebuild(dense.matrix, dense.present)
-    kept = neighbour_file.decode(neighbour_file.encode(found.snapshot(dense.matrix, dense.present)))[0]
-    assert kept is not None or cap != REFERENCE_CAP  # a file holds only what this version would find
-    kept = found.snapshot(dense.matrix, dense.present)
+    data = neighbour_file.encode(found.snapshot(dense.present))
+    kept, problem = neighbour_file.decode(data, cap)
+    assert kept is not None and problem == ""
+    assert neighbour_file.decode(data, cap + 1)[1] == "it was found with another reference sample"
     touched: set[int] = set()
     for put, ids in changes:
         _change(dense, rng, put, ids)
@@ -300,7 +305,18 @@ def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_
     kept.unlink()
     fresh, _ = _code_densities(root)
     assert taken == fresh and searched == 0
-    for damage in (b"not a file of neighbourhoods", kept.read_bytes()[:100]):
+    whole = neighbour_file.decode(kept.read_bytes())[0]
+    assert whole is not None
+    crafted = _sealed({**_members(whole), "level": _npy(np.float64("inf"))})  # its checksum right
+    many = replace(  # kept for a million rows, where the index has a few hundred
+        whole,
+        hashes=np.zeros(10**6, np.uint64),
+        present=np.zeros(10**6, bool),
+        best=np.full((10**6, NEIGHBOURS), -np.inf, np.float32),
+        whose=np.full((10**6, NEIGHBOURS), -1, np.int32),
+        level=0,
+    )
+    for damage in (b"not a file of neighbourhoods", kept.read_bytes()[:100], crafted, neighbour_file.encode(many)):
         kept.write_bytes(damage)
         assert _code_densities(root)[0] == fresh
         assert neighbour_file.read(kept)[1] == ""  # written again, whole
@@ -309,3 +325,101 @@ def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_
     kept.symlink_to(root / "elsewhere")
     assert _code_densities(root)[0] == fresh  # never read through a link, nor written through it
     assert (root / "elsewhere").read_bytes() == b"x"
+
+
+def _sealed(members: dict[str, bytes], compress: int = zipfile.ZIP_STORED) -> bytes:
+    """A file of neighbourhoods holding ``members`` (name -> .npy bytes), its checksum right."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compress) as archive:
+        for name, data in members.items():
+            archive.writestr(f"{name}.npy", data)
+    body = buffer.getvalue()
+    return xxhash.xxh3_64_hexdigest(body).encode("ascii") + b"\n" + body
+
+
+def _npy(array: npt.ArrayLike) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+def _members(found: Neighbourhoods) -> dict[str, bytes]:
+    """The arrays of a file of ``found``, as this version writes them."""
+    return {
+        "version": _npy(np.int64(1)),
+        "hashes": _npy(found.hashes),
+        "present": _npy(found.present),
+        "best": _npy(found.best),
+        "whose": _npy(found.whose),
+        "level": _npy(np.int64(found.level)),
+        "cap": _npy(np.int64(found.cap)),
+    }
+
+
+def test_a_file_whose_checksum_holds_but_whose_arrays_do_not_is_refused_without_reading_them() -> None:
+    rng = np.random.default_rng(9)
+    dense = DenseIndex(8)
+    dense.put(list(range(30)), _units(rng, 30))
+    dense.densities(np.arange(30, dtype=np.intp))
+    found = dense.neighbourhoods()
+    assert found is not None
+    good = _members(found)
+    assert neighbour_file.decode(_sealed(good))[0] is not None
+    huge = io.BytesIO()  # a header declaring 40 TiB of floats, and nothing after it
+    np.lib.format.write_array_header_1_0(huge, {"descr": "<f4", "fortran_order": False, "shape": (2**40, 10)})
+    crafted = {
+        "a level that is not a number": {**good, "level": _npy(np.float64("inf"))},
+        "present with no dimension": {**good, "present": _npy(np.bool_(True))},
+        "present with two": {**good, "present": _npy(found.present[:, None])},
+        "a header declaring far more than the file": {**good, "best": huge.getvalue()},
+        "objects": {**good, "whose": _npy(np.asarray([object()] * 30))},
+        "an array missing": {name: data for name, data in good.items() if name != "cap"},
+        "an array too many": {**good, "extra": _npy(np.int64(0))},
+    }
+    for what, members in crafted.items():
+        kept, problem = neighbour_file.decode(_sealed(members))
+        assert kept is None and problem, what
+    assert neighbour_file.decode(_sealed(good, zipfile.ZIP_DEFLATED))[1] == "it is not as this version writes it"
+
+
+def test_kept_neighbours_that_do_not_hold_for_the_vectors_are_found_again() -> None:
+    """A file that passes every check but lists a row as its own neighbour, a neighbour that left or is
+    repeated, a similarity that is not theirs, or too few: those rows are compared again."""
+    rng = np.random.default_rng(13)
+    dense = DenseIndex(8)
+    dense.put(list(range(40)), _units(rng, 40))
+    every: Ids = np.arange(40, dtype=np.intp)
+    want = dense.densities(every)
+    found = dense.neighbourhoods()
+    assert found is not None
+    whose, best = found.whose.copy(), found.best.copy()
+    whose[0, 0] = 0  # itself
+    whose[1, :2] = whose[1, 0]  # a repeat
+    best[2, 3] = 0.999  # not its similarity
+    whose[3, 4], best[3, 4] = -1, -np.inf  # one too few
+    whose[4, 0] = 39  # another's similarity to a row that is not the one given
+    poisoned = replace(found, whose=whose, best=best)
+    assert poisoned.problem() == ""  # each check of the file passes
+    again = DenseIndex(8)
+    again.put(list(range(40)), dense.matrix[:40])
+    again.take_neighbourhoods(poisoned)
+    assert np.array_equal(again.densities(every), want)
+    assert again._density is not None and 5 <= again._density.searched < 40
+
+
+def test_neighbourhoods_kept_for_far_more_rows_than_the_index_holds_are_not_taken() -> None:
+    rng = np.random.default_rng(17)
+    dense = DenseIndex(8)
+    dense.put(list(range(30)), _units(rng, 30))
+    rows = 10**6
+    many = Neighbourhoods(
+        np.zeros(rows, np.uint64),
+        np.zeros(rows, bool),
+        np.full((rows, NEIGHBOURS), -np.inf, np.float32),
+        np.full((rows, NEIGHBOURS), -1, np.int32),
+        0,
+        8192,
+    )
+    assert many.problem() == ""
+    dense.take_neighbourhoods(many)
+    assert dense.density_changes() is None and len(dense.present) < 1000  # nothing taken, nothing grown

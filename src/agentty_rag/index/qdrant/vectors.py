@@ -37,10 +37,6 @@ DENSE = "dense"
 DISTANCE = "Dot"
 # Bumped when what a point holds changes: a shard with another marker is written anew.
 FORMAT_VERSION = "1"
-# Marks a point written by ``put`` as the embedder gave it (the SQLite store searches it so too), before the
-# table's float16 rounding: the next load of its slot writes it as stored, and no marker naming one is the
-# table's (a shard left so is written anew by the next process).
-_GIVEN = " as given"
 
 
 def dense_path(target: QdrantTarget, profile: EmbeddingProfile) -> Path:
@@ -109,7 +105,7 @@ class QdrantVectors(VectorTable):
             raise ValueError(f"the {config.name} index keeps its vectors in Qdrant but names no Qdrant folder")
         self.path = dense_path(config.qdrant, profile)
         self._opened: EdgeDense | None = None
-        self._held: dict[int, str] | None = None  # each point's text hash (+ _GIVEN), by slot (None: not known)
+        self._held: dict[int, str] | None = None  # each point's text hash, by slot (None: not known)
         self._present = np.zeros(0, bool)  # by slot: the shard holds its point
         self._digest = 0
         self._densities: tuple[int, Matrix] | None = None  # (the digest they were found for, by slot)
@@ -159,16 +155,16 @@ class QdrantVectors(VectorTable):
             self._remember({slot: hashes[slot] for slot in ids})
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
-        """Store the vectors in the table (as float16) and write their points as given, as the SQLite store
-        searches them (rounding comes with the next load that writes them)."""
+        """Store the vectors in the table (as float16) and write their points rounded as stored, as the SQLite
+        store searches them: the shard holds what the table does, and the next process takes it as it is."""
         self._write(hashes, vectors)
         if self._held is None:
             return  # not loaded yet: the first load reads them
         if not self._current():
             self.load()
             return
-        self._shard.upsert(list(ids), vectors.astype(np.float32))
-        self._remember({slot: text_hash + _GIVEN for slot, text_hash in zip(ids, hashes, strict=True)})
+        self._shard.upsert(list(ids), vectors.astype(np.float16).astype(np.float32))
+        self._remember(dict(zip(ids, hashes, strict=True)))
         self._seal()
 
     def drop(self, ids: Sequence[int]) -> None:

@@ -180,14 +180,18 @@ class DenseIndex:
     def take_neighbourhoods(self, kept: Neighbourhoods) -> None:
         """Start from the neighbourhoods another process found (``kept``): only the vectors that differ from
         the ones they were found for are compared again. Nothing is taken once this index has its own."""
-        if self._density is not None:
-            return
+        if self._density is not None or len(kept.present) > 2 * len(self.present) + 1024:
+            return  # kept for far more rows than this index has: not worth holding them all
         self._grow(len(kept.present))
         self._density = NeighbourDensity.taken_over(kept, self.matrix, self.present)
 
+    def forget_neighbourhoods(self) -> None:
+        """Drop the neighbourhoods found so far: the next ``densities`` finds them all again."""
+        self._density = None
+
     def neighbourhoods(self) -> Neighbourhoods | None:
         """The neighbourhoods found so far, for keeping (None before any was found)."""
-        return None if self._density is None else self._density.snapshot(self.matrix, self.present)
+        return None if self._density is None else self._density.snapshot(self.present)
 
     def density_changes(self) -> int | None:
         """How many times the neighbourhoods changed (None before any was found): a snapshot is worth keeping

@@ -51,12 +51,17 @@ def vector_hash(vector: Matrix) -> int:
     return xxhash.xxh3_64_intdigest(np.asarray(vector, np.float32).astype(np.float16).tobytes())
 
 
+def hashes_of(matrix: Matrix, rows: Ids) -> npt.NDArray[np.uint64]:
+    """``vector_hash`` of each of ``rows`` of ``matrix``, in that order."""
+    rounded = matrix[rows].astype(np.float16)
+    return np.fromiter((xxhash.xxh3_64_intdigest(row.tobytes()) for row in rounded), np.uint64, len(rows))
+
+
 def row_hashes(matrix: Matrix, present: Mask) -> npt.NDArray[np.uint64]:
     """``vector_hash`` of each live row of ``matrix`` (0 for a row without a vector)."""
     hashes = np.zeros(len(present), np.uint64)
     live = np.flatnonzero(present)
-    rounded = matrix[live].astype(np.float16)
-    hashes[live] = np.fromiter((xxhash.xxh3_64_intdigest(row.tobytes()) for row in rounded), np.uint64, len(live))
+    hashes[live] = hashes_of(matrix, live)
     return hashes
 
 
@@ -80,13 +85,15 @@ class Neighbourhoods:
     level: int
     cap: int
 
-    def problem(self) -> str:
-        """What makes it unusable by this version ("" when nothing): shapes, neighbours that are not rows,
-        similarities that are not cosines, a sample level that does not fit its rows."""
+    def problem(self, cap: int = REFERENCE_CAP) -> str:
+        """What makes it unusable here ("" when nothing): shapes, neighbours that are not rows, similarities
+        that are not cosines, a reference sample other than the one ``cap`` gives."""
+        if self.present.ndim != 1:
+            return "its arrays do not fit one another"
         rows = len(self.present)
         if self.hashes.shape != (rows,) or self.best.shape != (rows, NEIGHBOURS) or self.whose.shape != self.best.shape:
             return "its arrays do not fit one another"
-        if self.cap != REFERENCE_CAP or self.level != sample_level(int(self.present.sum()), self.cap):
+        if self.cap != cap or self.level != sample_level(int(self.present.sum()), cap):
             return "it was found with another reference sample"
         none = self.whose == _NONE
         if ((self.whose < _NONE) | (self.whose >= rows)).any() or (none != np.isneginf(self.best)).any():
@@ -114,7 +121,8 @@ class NeighbourDensity:
     @classmethod
     def taken_over(cls, kept: Neighbourhoods, matrix: Matrix, present: Mask) -> NeighbourDensity:
         """The neighbourhoods ``kept`` found, brought up to date with ``matrix``: only the rows whose vector came,
-        changed or left since (and those that counted one of them) are compared again. ``present`` covers
+        changed or left since, whose kept neighbours do not hold (not live, not in the sample, not at the
+        similarity kept, too few), and those that counted one of them, are compared again. ``present`` covers
         at least ``kept``'s rows."""
         density = cls(kept.best.shape[1], kept.cap)
         rows = len(kept.present)
@@ -125,24 +133,46 @@ class NeighbourDensity:
         was[:rows] = kept.present
         now = row_hashes(matrix, present)
         differs = (was != present) | (present & (density._hash[: len(present)] != now))
-        if 2 * differs.sum() > present.sum():  # another model, or most files rewritten: cheaper to start anew
-            density.rebuild(matrix, present)
-        else:
-            density.changed(matrix, present, np.flatnonzero(differs))
+        if density._level != sample_level(int(present.sum()), density.cap) or 2 * differs.sum() > present.sum():
+            density.rebuild(matrix, present)  # another sample, another model, most files rewritten: start anew
+            return density
+        density._hash[: len(present)] = now
+        unsound = density._unsound(matrix, present, np.flatnonzero(present & ~differs))
+        density.changed(matrix, present, np.union1d(np.flatnonzero(differs), unsound))
         return density
 
-    def snapshot(self, matrix: Matrix, present: Mask) -> Neighbourhoods:
-        """What was found, for the vectors of ``matrix`` it was found for (``present`` says which rows)."""
+    def snapshot(self, present: Mask) -> Neighbourhoods:
+        """What was found, and for which vectors (``present`` says which rows hold one)."""
         rows = len(present)
         self._grow(rows)
         return Neighbourhoods(
-            row_hashes(matrix, present),
+            np.where(present, self._hash[:rows], 0).astype(np.uint64),
             present.copy(),
             self._best[:rows].copy(),
             self._whose[:rows].astype(np.int32),
             self._level,
             self.cap,
         )
+
+    def _unsound(self, matrix: Matrix, present: Mask, rows: Ids) -> Ids:
+        """Those of ``rows`` whose neighbours, as kept, are not what a search would keep of ``matrix``: one that
+        is not a live row of the sample, the row itself or a repeat, a similarity that is not theirs, fewer
+        than there are to find."""
+        reference = self._reference(present)
+        sample = int(reference.sum())
+        unsound = []
+        for start in range(0, len(rows), _BLOCK):
+            block = rows[start : start + _BLOCK]
+            whose = self._whose[block]
+            found = whose != _NONE
+            them = np.where(found, whose, block[:, None])
+            ordered = np.sort(np.where(found, whose, -1 - np.arange(self.k)), axis=1)
+            similar = np.matmul(matrix[them], matrix[block][:, :, None])[:, :, 0]
+            wrong = found & (~reference[them] | (them == block[:, None]) | (np.abs(similar - self._best[block]) > 1e-4))
+            repeated = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+            expected = np.minimum(self.k, sample - reference[block])
+            unsound.append(block[wrong.any(axis=1) | repeated | (found.sum(axis=1) != expected)])
+        return np.concatenate(unsound) if unsound else np.zeros(0, np.intp)
 
     def _grow(self, size: int) -> None:
         if size <= len(self._best):
@@ -156,7 +186,7 @@ class NeighbourDensity:
         self._best, self._whose, self._hash = best, whose, hashes
 
     def _hashed(self, matrix: Matrix, rows: Ids) -> None:
-        self._hash[rows] = np.fromiter((vector_hash(matrix[row]) for row in rows), np.uint64, len(rows))
+        self._hash[rows] = hashes_of(matrix, rows)
 
     def _reference(self, present: Mask) -> Mask:
         """The live rows that are candidate neighbours at the current level."""
@@ -174,8 +204,7 @@ class NeighbourDensity:
         self._hash = np.zeros(len(present), np.uint64)
         live = np.flatnonzero(present)
         self._level = sample_level(len(live), self.cap)
-        if self._level:
-            self._hashed(matrix, live)
+        self._hashed(matrix, live)  # the sample's, past the cap; at every level, what a snapshot records
         self._search(matrix, present, live)
 
     def changed(self, matrix: Matrix, present: Mask, ids: Ids) -> None:
@@ -189,8 +218,7 @@ class NeighbourDensity:
             self.rebuild(matrix, present)
             return
         arrived = ids[present[ids]]
-        if self._level:
-            self._hashed(matrix, arrived)
+        self._hashed(matrix, arrived)
         self._best[ids], self._whose[ids] = -np.inf, _NONE
         counted = np.isin(self._whose, ids).any(axis=1)  # their neighbours changed or left: look again
         again = np.union1d(arrived, np.flatnonzero(counted & present))
@@ -257,6 +285,7 @@ __all__ = [
     "REFERENCE_CAP",
     "NeighbourDensity",
     "Neighbourhoods",
+    "hashes_of",
     "row_hashes",
     "sample_level",
     "vector_hash",

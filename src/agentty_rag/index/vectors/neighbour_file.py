@@ -10,18 +10,21 @@ leads it), of another version, or read through a link, is left alone and the nei
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import xxhash
 
 from agentty_rag.fsguard import read_state_file, write_state_file
-from agentty_rag.index.vectors.density import Neighbourhoods
+from agentty_rag.index.vectors.density import REFERENCE_CAP, Neighbourhoods
 
 _VERSION = 1
-# 40,000 chunks take 3.6 MB; this bounds what a read takes in (about ten million chunks).
-_MAX_BYTES = 1 << 30
+# About 90 bytes a chunk (40,000 chunks: 3.6 MB); this bounds what a read takes in (about 3 million chunks).
+_MAX_BYTES = 256 << 20
 
 
 def neighbours_path(state_dir: Path, name: str) -> Path:
@@ -44,30 +47,71 @@ def encode(kept: Neighbourhoods) -> bytes:
     return xxhash.xxh3_64_hexdigest(body).encode("ascii") + b"\n" + body
 
 
-def decode(data: bytes) -> tuple[Neighbourhoods | None, str]:
-    """The neighbourhoods in a file's bytes, or None and why they cannot be used."""
+# The arrays a file holds, with the kind and number of dimensions each must have.
+_ARRAYS = {
+    "version": ("i", 0),
+    "level": ("i", 0),
+    "cap": ("i", 0),
+    "hashes": ("u", 1),
+    "present": ("b", 1),
+    "best": ("f", 2),
+    "whose": ("i", 2),
+}
+
+
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def decode(data: bytes, cap: int = REFERENCE_CAP) -> tuple[Neighbourhoods | None, str]:
+    """The neighbourhoods in a file's bytes, or None and why they cannot be used (a cache: nothing in it can
+    raise, allocate more than the file holds, or be taken if it was found with another reference ``cap``)."""
     digest, _, body = data.partition(b"\n")
     if digest.decode("ascii", "replace") != xxhash.xxh3_64_hexdigest(body):
         return None, "it was damaged"
     try:
-        with zipfile.ZipFile(io.BytesIO(body)) as archive:  # stored, never inflated: no member outgrows the file
-            if any(member.compress_type != zipfile.ZIP_STORED for member in archive.infolist()):
-                return None, "it is not as this version writes it"
-        with np.load(io.BytesIO(body), allow_pickle=False) as arrays:
-            if int(arrays["version"]) != _VERSION:
-                return None, "it is of another version"
-            kept = Neighbourhoods(
-                np.asarray(arrays["hashes"], np.uint64),
-                np.asarray(arrays["present"], np.bool_),
-                np.asarray(arrays["best"], np.float32),
-                np.asarray(arrays["whose"], np.int32),
-                int(arrays["level"]),
-                int(arrays["cap"]),
-            )
-    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as error:
+        arrays = _arrays(body)
+        if isinstance(arrays, str):
+            return None, arrays
+        if int(arrays["version"]) != _VERSION:
+            return None, "it is of another version"
+        kept = Neighbourhoods(
+            arrays["hashes"].astype(np.uint64),
+            arrays["present"].astype(np.bool_),
+            arrays["best"].astype(np.float32),
+            arrays["whose"].astype(np.int32),
+            int(arrays["level"]),
+            int(arrays["cap"]),
+        )
+        problem = kept.problem(cap)
+    except Exception as error:  # noqa: BLE001 - a cache: whatever is wrong with it, it is found anew
         return None, f"it was damaged ({type(error).__name__})"
-    problem = kept.problem()
     return (None, problem) if problem else (kept, "")
+
+
+def _arrays(body: bytes) -> dict[str, npt.NDArray[Any]] | str:
+    """The arrays of an uncompressed ``.npz``, each checked against ``_ARRAYS`` before it is read (a header
+    may declare any shape); a string says what is wrong."""
+    arrays = {}
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        members = {member.filename: member for member in archive.infolist()}
+        if sorted(members) != sorted(f"{name}.npy" for name in _ARRAYS):
+            return "it is not as this version writes it"
+        for name, (kind, dimensions) in _ARRAYS.items():
+            member = members[f"{name}.npy"]
+            if member.compress_type != zipfile.ZIP_STORED:  # never inflated: nothing outgrows the file
+                return "it is not as this version writes it"
+            with archive.open(member) as handle:
+                header = _HEADERS.get(np.lib.format.read_magic(handle))
+                if header is None:
+                    return f"its {name} is not as this version writes it"
+                shape, _, dtype = header(handle)
+                size = math.prod(shape) * dtype.itemsize
+                if dtype.kind != kind or dtype.hasobject or len(shape) != dimensions or size > member.file_size:
+                    return f"its {name} is not as this version writes it"
+        for name in _ARRAYS:
+            with archive.open(members[f"{name}.npy"]) as handle:
+                arrays[name] = np.lib.format.read_array(handle, allow_pickle=False)
+    return arrays
 
 
 def write(path: Path, kept: Neighbourhoods) -> None:

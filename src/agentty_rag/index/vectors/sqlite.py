@@ -138,15 +138,25 @@ class SqliteVectors(VectorTable):
         if self._dense is None:
             return np.full(len(ids), np.nan, np.float32)
         if self._neighbours is not None and self._dense.density_changes() is None:
-            found, problem = neighbour_file.read(self._neighbours)
-            if problem:
-                log.info("neighbourhoods found anew: %s", problem)
-            if found is not None:
-                self._kept_changes = 0  # as the file holds them; taking in what differs makes a change
-                self._dense.take_neighbourhoods(found)
+            self._take_kept_neighbourhoods(self._neighbours)
         densities = self._dense.densities(ids)
         self._keep_neighbourhoods()
         return densities
+
+    def _take_kept_neighbourhoods(self, path: Path) -> None:
+        """Start from the neighbourhoods another process kept, when they can be used."""
+        assert self._dense is not None
+        found, problem = neighbour_file.read(path)
+        if problem:
+            log.info("neighbourhoods found anew: %s", problem)
+        if found is None:
+            return
+        self._kept_changes = 0  # as the file holds them; taking in what differs makes a change
+        try:
+            self._dense.take_neighbourhoods(found)
+        except Exception as error:  # noqa: BLE001 - a cache: a file that passed its checks and still fails
+            log.info("neighbourhoods found anew: %s could not be taken over (%s)", path.name, error)
+            self._dense.forget_neighbourhoods()
 
     def _keep_neighbourhoods(self) -> None:
         """Write the neighbourhoods for the next process, once per change (a failure only costs it the time)."""
