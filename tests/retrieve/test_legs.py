@@ -116,6 +116,31 @@ def test_the_verdict_does_not_depend_on_the_order_of_the_probes(
     assert decide(shuffled).lead == decide(triples).lead
 
 
+def test_a_gain_exactly_at_its_standard_error_gives_one_verdict_in_every_order() -> None:
+    """The lexical gain here equals its standard error: summed in another order, the last bit of either moved
+    and the verdict with it."""
+    third = 1 / 3
+    triples = [(0.0, 0.0, 0.0)] * 5 + [
+        (0.0, 0.25, 0.0),
+        (1.0, third, 0.0),
+        (1.0, 0.1, 0.0),
+        (third, 0.5, 0.0),
+        (third, 0.1, 0.0),
+        (third, 0.05, 0.0),
+        (0.25, 0.0, 0.0),
+        (0.25, 0.1, 0.0),
+        (0.2, 0.0, 0.0),
+        (0.2, 0.0, 0.0),
+        (0.1, 1.0, 0.0),
+    ]
+    leads = set()
+    for seed in range(200):
+        shuffled = list(triples)
+        random.Random(seed).shuffle(shuffled)
+        leads.add(decide(shuffled).lead)
+    assert len(leads) == 1
+
+
 @given(TRIPLES)
 def test_a_hybrid_search_never_worse_on_any_probe_is_kept(triples: list[tuple[float, float, float]]) -> None:
     assert decide([(lex, max(lex, hyb, dense), dense) for lex, hyb, dense in triples]).lead == HYBRID

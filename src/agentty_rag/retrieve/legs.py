@@ -107,8 +107,10 @@ def paired_gain(pairs: Sequence[tuple[float, float]]) -> tuple[float, float]:
     if n == 0:
         return 0.0, 0.0
     differences = [other - base for base, other in pairs]
-    mean = sum(differences) / n
-    variance = sum((d - mean) ** 2 for d in differences) / (n - 1) if n > 1 else 0.0
+    # fsum: correctly rounded, so the same pairs in any order give the same gain (a verdict near its threshold
+    # must not turn on the order the probes came in)
+    mean = math.fsum(differences) / n
+    variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1) if n > 1 else 0.0
     return mean, math.sqrt(variance / n)
 
 
@@ -122,7 +124,7 @@ def decide(ranks: Sequence[tuple[float, float, float]]) -> Verdict:
     n = len(ranks)
     if n == 0:
         return Verdict(0, 0.0, 0.0, 0.0, 0.0)
-    lexical, hybrid, dense = (sum(triple[i] for triple in ranks) / n for i in range(3))
+    lexical, hybrid, dense = (math.fsum(triple[i] for triple in ranks) / n for i in range(3))
     gains = {
         lead: paired_gain([(t[1], t[position]) for t in ranks]) for lead, position in ((LEXICAL, 0), (DENSE_LED, 2))
     }
