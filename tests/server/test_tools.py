@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from tests.conftest import FIXTURES, fixture_env, write
+from tests.conftest import FIXTURES, fixture_env, free_port, write
 from tests.server.conftest import server
 
 pytestmark = pytest.mark.anyio
@@ -232,3 +232,28 @@ async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path
     text = result.messages[0].content.text  # type: ignore[union-attr]
     assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:guide/artifacts.md:" in text
     assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]
+
+
+async def test_an_embedding_server_started_after_the_agent_makes_the_session_hybrid(
+    tmp_path: Path, compat_server: Any
+) -> None:
+    """Nothing listens when the server starts: it answers lexically and says why, then probes again in the
+    background; once the embedding server is up, the same session embeds and answers hybrid, no restart."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vehicles.md").write_text("# Vehicles\n\nChange the engine oil of an automobile every ten thousand km.\n")
+    (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
+    port = free_port()
+    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": f"127.0.0.1:{port}", "AGENTTY_EMBED_MODEL": "all-minilm"}
+    query = {"query": "how often should my car get serviced"}
+    async with Client(server(tmp_path, **env)) as client:
+        first = _text(await client.call_tool("search_docs", query))
+        assert first.startswith("search_docs · bm25 (dense unavailable) ·") and "connection refused" in first
+        compat_server(port=port)
+        answer = first
+        for _ in range(480):  # the probes come after 2, 4, 8 … s; a loaded machine is slow to start the model
+            answer = _text(await client.call_tool("search_docs", query))
+            if answer.startswith("search_docs · hybrid ·"):
+                break
+            await anyio.sleep(0.25)
+    assert answer.startswith("search_docs · hybrid · funnel "), answer.splitlines()[:2]

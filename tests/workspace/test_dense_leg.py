@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.vectors.dense import Matrix, Role
 from agentty_rag.index.vectors.fake_embedder import DIMENSION, FakeEmbedder
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, write
@@ -185,3 +186,38 @@ def test_an_edit_reverted_finds_its_old_vector_without_embedding_again(tmp_path:
     write(tmp_path, {"docs/page03.md": pages["docs/page03.md"]})
     assert index.refresh().changed == 1
     assert index.vector_coverage() == (20, 20)  # the reverted text's vector was kept and is found by slot
+
+
+class _Loading(FakeEmbedder):
+    """A server that refuses at first, then is slow to answer until ``loaded`` is set (a model loading)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = "connection refused"
+        self.loaded = threading.Event()
+        self.asked = threading.Event()
+
+    def embed(self, texts: list[str], role: Role) -> Matrix:
+        if not self.failing and role == "document" and texts == ["probe"]:
+            self.asked.set()
+            assert self.loaded.wait(60), "the test never let the model load"
+        return super().embed(texts, role)
+
+
+def test_a_probe_again_waits_for_a_loading_model_without_holding_up_searches(tmp_path: Path) -> None:
+    write(tmp_path, DOCS)
+    embedder = _Loading()
+    workspace = Workspace(tmp_path, load_settings({"AGENTTY_EMBED_BACKEND": "fake"}))
+    OPEN_WORKSPACES.append(workspace)
+    workspace.dense.embedder = embedder
+    assert workspace.search_docs("engine oil").result.mode == "bm25 (dense unavailable: connection refused)"
+    embedder.failing = ""  # the server is up, its model still loading
+    probing = threading.Thread(target=workspace.dense.probe_again)
+    probing.start()
+    assert embedder.asked.wait(60)
+    # Meanwhile a search answers lexically at once (the probe holds no lock) and asks the server nothing.
+    assert workspace.search_docs("engine oil").result.mode == "bm25 (dense unavailable: connection refused)"
+    embedder.loaded.set()
+    probing.join(60)
+    assert not probing.is_alive() and workspace.dense.status.state == "ready"
+    assert workspace.search_docs("engine oil").result.mode == "hybrid"

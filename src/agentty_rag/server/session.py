@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -12,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentty_rag.config import Settings
 from agentty_rag.errors import AgenttyError
 from agentty_rag.server.upkeep import Upkeep
+from agentty_rag.workspace.dense_leg import DenseStatus
 from agentty_rag.workspace.discovery import Located, from_roots
 from agentty_rag.workspace.places import index_names
 from agentty_rag.workspace.service import Workspace
@@ -123,6 +125,8 @@ def warm_up(workspace: Workspace) -> None:
             log.warning("%s index: %s", name, error)
         except Exception:
             log.exception("building the %s index failed", name)
+    if status.state == "unavailable":
+        status = _await_dense(workspace)
     if status.state == "ready":
         for name in index_names():
             if workspace.closed:
@@ -131,6 +135,29 @@ def warm_up(workspace: Workspace) -> None:
                 workspace.embed_all(name)
             except Exception:
                 log.exception("embedding the %s index failed", name)
+
+
+# After a failed first probe, the next ones (seconds): soon, for a server started with the agent or still loading
+# its model, then every AGENTTY_RAG_DENSE_RETRY_S.
+REPROBE_AFTER_S = (2, 4, 8, 16, 32)
+
+
+def _await_dense(workspace: Workspace) -> DenseStatus:
+    """Probe the embedding server again in the background until it answers or the workspace closes: an
+    embedding server started after the agent makes the session hybrid without a restart."""
+    waits = iter(REPROBE_AFTER_S)
+    while True:
+        wait_s = next(waits, workspace.settings.dense_retry_s)
+        until = time.monotonic() + wait_s
+        while time.monotonic() < until:
+            if workspace.closed:
+                return workspace.dense.status
+            time.sleep(min(0.5, max(0.0, until - time.monotonic())))
+        status = workspace.dense.probe_again()
+        if status.state != "unavailable" or workspace.closed:
+            if status.state == "ready":
+                log.info("dense leg: %s", workspace.dense.describe())
+            return status
 
 
 __all__ = ["AppState", "Session", "warm_up"]

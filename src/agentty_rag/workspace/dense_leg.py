@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector, probe
+from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, ProbeResult, Vector, probe
 from agentty_rag.index.vectors.embedders import make_embedder
 from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
@@ -80,8 +80,23 @@ class DenseLeg:
                 self._probe()
             return self.status
 
+    def probe_again(self) -> DenseStatus:
+        """The server's background probe of a leg found unavailable: the request holds no lock (searches
+        meanwhile answer lexically, as before) and waits as long as a batch of documents may, so that a server
+        still loading its model answers. Once it is ready, the next search embeds what has no vector."""
+        if self.status.state != "unavailable":
+            return self.status
+        result = probe(self.embedder, "document")
+        with self._lock:
+            if self.status.state == "unavailable":
+                self._took(result)
+            return self.status
+
     def _probe(self) -> None:
-        result = probe(self.embedder)
+        self._took(probe(self.embedder))
+
+    def _took(self, result: ProbeResult) -> None:
+        """Take a probe's result as the leg's state."""
         self._retry_at = None
         self.close()
         if result.ok and result.profile is not None:

@@ -99,11 +99,13 @@ class Embedder(Protocol):
         ...
 
 
-def probe(embedder: Embedder) -> ProbeResult:
-    """One bounded attempt: does the backend embed with its model, and how long are the vectors?"""
+def probe(embedder: Embedder, role: Role = "probe") -> ProbeResult:
+    """One bounded attempt: does the backend embed with its model, and how long are the vectors? ``role``
+    bounds the wait: a ``probe``'s short one, or a ``document``'s, for a server that may still be loading its
+    model (the server's background probes)."""
     started = time.perf_counter()
     try:
-        vectors = embedder.embed(["probe"], "probe")
+        vectors = embedder.embed(["probe"], role)
     except EmbeddingError as error:
         return ProbeResult(False, error.reason, seconds=time.perf_counter() - started)
     profile = EmbeddingProfile(embedder.model, int(vectors.shape[1]))
