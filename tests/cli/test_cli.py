@@ -85,6 +85,21 @@ def test_status_of_a_never_indexed_workspace_writes_nothing(
     assert "vectors: 2 of 2 chunks embedded" in after.stdout
 
 
+def test_index_waits_for_an_embedding_server_slow_to_answer_where_a_search_does_not(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    """Every embedding takes 1.5 s here (a model still loading): a search's probe gives up after 1 s and
+    answers lexically; `agentty-rag index` is a batch, and waits."""
+    write(tmp_path, {"docs/a.md": "# A\n\nText.\n", "docs/b.md": "# B\n\nMore.\n"})
+    server = compat_server("--delay-ms", "1500", "--delay-scope", "embed")
+    dense = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": server.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
+    search = _run(tmp_path, "search-docs", "text", **dense)
+    assert search.returncode == 0 and "note: dense unavailable: timeout" in search.stdout, search.stdout
+    index = _run(tmp_path, "index", "docs", **dense)
+    assert index.returncode == 0, index.stderr
+    assert "docs: embedded 2 chunks" in index.stdout and "2 of 2 have vectors" in index.stdout, index.stdout
+
+
 def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
     result = _run(tmp_path, "search-code", "x", "--language", "klingon")
     assert result.returncode == 2

@@ -198,7 +198,7 @@ class _Loading(FakeEmbedder):
         self.asked = threading.Event()
 
     def embed(self, texts: list[str], role: Role) -> Matrix:
-        if not self.failing and role == "document" and texts == ["probe"]:
+        if not self.failing and role == "long-probe":
             self.asked.set()
             assert self.loaded.wait(60), "the test never let the model load"
         return super().embed(texts, role)

@@ -91,6 +91,7 @@ class Target:
 
     def workspace(self, overrides: Mapping[str, str] | None = None) -> Workspace:
         workspace = Workspace(self.root, load_settings({**self.env, **(overrides or {})}))
+        workspace.dense.patient = True  # a benchmark: a busy embedding server is waited for, not run without
         if self.state_dir is not None:
             workspace.state_dir = self.state_dir  # read before any index exists: only the indexes move
         return workspace

@@ -78,6 +78,7 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool, publish: bo
     from agentty_rag.status.report import preview
 
     names = ("docs", "code") if which == "all" else (which,)
+    workspace.dense.patient = True  # a batch: an embedding server still loading its model is waited for
     if dry_run:
         print(preview(workspace, names))
         print("(dry run: nothing indexed)")

@@ -65,6 +65,9 @@ class DenseLeg:
         self._retry_at: float | None = None
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self.background = False  # the server embeds in a thread; the command line does not
+        # A batch command (agentty-rag index, rag-bench): its probe waits as long as a batch of documents may,
+        # for a server still loading its model, where a search's must be short.
+        self.patient = False
         self._guard = threading.Lock()  # the threads and facts below; never held over a network call
         self._embedding: dict[str, threading.Thread] = {}
         self._had_vectors: dict[str, bool] = {}
@@ -86,14 +89,14 @@ class DenseLeg:
         still loading its model answers. Once it is ready, the next search embeds what has no vector."""
         if self.status.state != "unavailable":
             return self.status
-        result = probe(self.embedder, "document")
+        result = probe(self.embedder, "long-probe")
         with self._lock:
             if self.status.state == "unavailable":
                 self._took(result)
             return self.status
 
     def _probe(self) -> None:
-        self._took(probe(self.embedder))
+        self._took(probe(self.embedder, "long-probe" if self.patient else "probe"))
 
     def _took(self, result: ProbeResult) -> None:
         """Take a probe's result as the leg's state."""

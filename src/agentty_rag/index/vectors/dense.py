@@ -27,9 +27,11 @@ from agentty_rag.errors import EmbeddingError
 
 Matrix = npt.NDArray[np.float32]
 Vector = npt.NDArray[np.float32]
-# What a batch is for: the start-up probe (bounded, on a connection of its own, the query prefix), a query (the
-# query prefix, the short timeout) or passages (the document prefix, the long timeout).
-Role = Literal["probe", "query", "document"]
+# What a batch is for: the start-up probe (bounded, on a connection of its own, the query prefix), the same with
+# the long timeout (a batch command's, the server's background probes: a server may still be loading its model),
+# a query (the query prefix, the short timeout) or passages (the document prefix, the long timeout).
+Role = Literal["probe", "long-probe", "query", "document"]
+PROBES: tuple[Role, ...] = ("probe", "long-probe")
 
 _RETRIEVAL_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
@@ -101,8 +103,8 @@ class Embedder(Protocol):
 
 def probe(embedder: Embedder, role: Role = "probe") -> ProbeResult:
     """One bounded attempt: does the backend embed with its model, and how long are the vectors? ``role``
-    bounds the wait: a ``probe``'s short one, or a ``document``'s, for a server that may still be loading its
-    model (the server's background probes)."""
+    bounds the wait: a ``probe``'s short one, or a ``long-probe``'s, for a server that may still be loading its
+    model."""
     started = time.perf_counter()
     try:
         vectors = embedder.embed(["probe"], role)
@@ -129,5 +131,6 @@ __all__ = [
     "Vector",
     "normalise",
     "prefixes",
+    "PROBES",
     "probe",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 import xxhash
 
 from agentty_rag.config import DenseSettings
-from agentty_rag.index.vectors.dense import EmbeddingError, Matrix, Role, Vector, normalise
+from agentty_rag.index.vectors.dense import PROBES, EmbeddingError, Matrix, Role, Vector, normalise
 
 _WORD = re.compile(r"\w+")
 DIMENSION = 64
@@ -46,7 +46,7 @@ class FakeEmbedder:
         return cls(f"fake-{settings.embed_model}")
 
     def embed(self, texts: list[str], role: Role) -> Matrix:
-        if role != "probe":
+        if role not in PROBES:
             self.requests += 1
         if self.failing:
             raise EmbeddingError(self.failing)

@@ -52,13 +52,13 @@ class OllamaEmbedder:
         return cls(settings.ollama_host, settings.embed_model, settings.embed_timeout_ms / 1000)
 
     def embed(self, texts: list[str], role: Role) -> Matrix:
-        if role != "probe":
+        if role == "query" or role == "document":
             return self._embed(self._client_for(role), texts, role)
-        # One bounded request (about 1.5 s at most) on a connection of its own.
+        # One bounded request (a probe's: about 1.5 s at most; a long probe's: a batch's) on a connection of its own.
         closed = unreachable(self.host, CONNECT_S)
         if closed:
             raise EmbeddingError(closed)
-        probing = client(self.host, CONNECT_S, PROBE_READ_S)
+        probing = client(self.host, CONNECT_S, PROBE_READ_S if role == "probe" else DOCUMENT_READ_S)
         try:
             return self._embed(probing, texts, "query")
         finally:
