@@ -109,8 +109,9 @@ class DenseLeg:
             profile = result.profile
             log.info("dense leg ready: %s (%d-d) %s", profile.model, profile.dimension, self.embedder.where)
         else:
+            again = self.status == DenseStatus("unavailable", result.reason)  # the server's probes, each minute
             self.status = DenseStatus("unavailable", result.reason)
-            log.info("dense leg unavailable: %s", result.reason)
+            (log.debug if again else log.info)("dense leg unavailable: %s", result.reason)
 
     def query_vector(self, query: str) -> tuple[Vector | None, str]:
         """The query's unit vector, or (None, why it is missing) when the leg is off or the request failed."""
