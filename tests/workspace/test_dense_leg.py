@@ -221,3 +221,71 @@ def test_a_probe_again_waits_for_a_loading_model_without_holding_up_searches(tmp
     probing.join(60)
     assert not probing.is_alive() and workspace.dense.status.state == "ready"
     assert workspace.search_docs("engine oil").result.mode == "hybrid"
+
+
+def test_the_server_probes_again_in_the_background_until_a_failed_server_is_back(tmp_path: Path) -> None:
+    """Mid-session: three failures switch the leg off; each cool-down's probe runs in a thread (a search never
+    waits for it), and one that fails sets another cool-down, so the leg comes back whenever the server does."""
+    write(tmp_path, DOCS)
+    workspace = _ws(tmp_path, AGENTTY_RAG_DENSE_RETRY_S="1")
+    workspace.index("docs").refresh()
+    assert workspace.embed_all("docs") == len(DOCS)
+    workspace.background_embedding = True
+    assert workspace.search_docs("engine oil").result.mode == "hybrid"
+    fake = _fake(workspace)
+    fake.failing = "connection refused"
+    modes = [workspace.search_docs(f"engine oil {i}").result.mode for i in range(3)]
+    assert modes[-1] == "bm25 (degraded: dense — connection refused)"
+    assert workspace.dense.status.state == "unavailable"
+
+    def searched_until(wanted: str) -> str:
+        mode = ""
+        for attempt in range(600):  # cool-downs of 1 s; a loaded machine may be slow to run the probe thread
+            mode = workspace.search_docs(f"engine oil again {attempt}").result.mode
+            if mode == wanted:
+                break
+            time.sleep(0.05)
+        return mode
+
+    for attempt in range(6):  # cool-downs pass while it is still down: each probe fails and sets another
+        time.sleep(0.5)
+        mode = workspace.search_docs(f"engine oil still {attempt}").result.mode
+        assert mode.startswith("bm25 (dense unavailable: connection refused"), mode
+    fake.failing = ""
+    assert searched_until("hybrid") == "hybrid"
+
+
+class _Slow(FakeEmbedder):
+    """Holds every batch of documents until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+        self.holding = threading.Event()
+
+    def embed(self, texts: list[str], role: Role) -> Matrix:
+        if role == "document":
+            self.holding.set()
+            assert self.go.wait(60), "the test never let the batch through"
+        return super().embed(texts, role)
+
+
+def test_an_index_is_embedded_by_one_thread_at_a_time(tmp_path: Path) -> None:
+    """The server's warm-up and a search's background thread both want the same missing vectors: the second
+    leaves them to the first instead of sending every batch again."""
+    write(tmp_path, DOCS)
+    workspace = Workspace(tmp_path, load_settings({"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_LEG_CHECK": "0"}))
+    OPEN_WORKSPACES.append(workspace)
+    slow = _Slow()
+    workspace.dense.embedder = slow
+    index = workspace.index("docs")
+    index.refresh()
+    first: list[int] = []
+    warming = threading.Thread(target=lambda: first.append(workspace.embed_all("docs")))
+    warming.start()
+    assert slow.holding.wait(60)
+    assert workspace.embed_all("docs") == 0  # claimed: nothing sent
+    slow.go.set()
+    warming.join(60)
+    assert first == [len(DOCS)] and index.vector_coverage() == (len(DOCS), len(DOCS))
+    assert slow.requests == 1  # one batch, sent once

@@ -91,7 +91,6 @@ class Target:
 
     def workspace(self, overrides: Mapping[str, str] | None = None) -> Workspace:
         workspace = Workspace(self.root, load_settings({**self.env, **(overrides or {})}))
-        workspace.dense.patient = True  # a benchmark: a busy embedding server is waited for, not run without
         if self.state_dir is not None:
             workspace.state_dir = self.state_dir  # read before any index exists: only the indexes move
         return workspace
@@ -112,6 +111,7 @@ class Built:
 def build(target: Target, corpus: str, own_db: Path, progress: Progress) -> Built:
     """Build ``corpus``'s index from scratch; when the dense leg answers, embed it, reusing ``own_db``'s vectors."""
     workspace = target.workspace()
+    workspace.dense.patient = True  # a benchmark: a busy embedding server is waited for, not run without
     index = workspace.index(corpus)
     started = time.perf_counter()
     report = index.refresh(
@@ -259,6 +259,7 @@ def run_rungs(
             rungs.append(Rung(evaluate(name, baseline_searcher(built.index), queries, level, k)))
             continue
         workspace = target.workspace({} if name == "current" else RUNGS[name])
+        workspace.dense.patient = built.dense["state"] == "ready"  # waited for once; never when it did not answer
         workspace.index(corpus).refresh()
         shown = output_searcher if name in OUTPUT_RUNGS else ranking_searcher
         result = evaluate(name, shown(workspace, corpus), queries, level, k)

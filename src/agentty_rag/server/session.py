@@ -155,7 +155,7 @@ def _await_dense(workspace: Workspace) -> DenseStatus:
             time.sleep(min(0.5, max(0.0, until - time.monotonic())))
         status = workspace.dense.probe_again()
         if status.state != "unavailable" or workspace.closed:
-            if status.state == "ready":
+            if status.state == "ready" and not workspace.closed:
                 log.info("dense leg: %s", workspace.dense.describe())
             return status
 

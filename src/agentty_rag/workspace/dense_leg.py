@@ -70,6 +70,7 @@ class DenseLeg:
         self.patient = False
         self._guard = threading.Lock()  # the threads and facts below; never held over a network call
         self._embedding: dict[str, threading.Thread] = {}
+        self._claimed: set[str] = set()  # the indexes being embedded now (one thread at a time each)
         self._had_vectors: dict[str, bool] = {}
         self.checks = LegChecks(settings)  # which leg to trust, per index
 
@@ -79,9 +80,18 @@ class DenseLeg:
         """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
         with self._lock:
             due = self._retry_at is not None and time.monotonic() >= self._retry_at
-            if self.status.state == "unprobed" or due:
+            if due and self.background:  # the server: probed again in a thread, never inside a search
+                self._retry_at = None
+                threading.Thread(target=self._probe_in_background, name="agentty-probe", daemon=True).start()
+            elif self.status.state == "unprobed" or due:
                 self._probe()
             return self.status
+
+    def _probe_in_background(self) -> None:
+        """The server's probe after a cool-down: another cool-down when the embedding server still does not answer."""
+        if self.probe_again().state == "unavailable":
+            with self._lock:
+                self._retry_at = time.monotonic() + self.settings.dense_retry_s
 
     def probe_again(self) -> DenseStatus:
         """The server's background probe of a leg found unavailable: the request holds no lock (searches
@@ -99,9 +109,8 @@ class DenseLeg:
         self._took(probe(self.embedder, "long-probe" if self.patient else "probe"))
 
     def _took(self, result: ProbeResult) -> None:
-        """Take a probe's result as the leg's state."""
+        """Take a probe's result as the leg's state (the connections stay: another thread may be using one)."""
         self._retry_at = None
-        self.close()
         if result.ok and result.profile is not None:
             self.status = DenseStatus("ready", "", result.profile)
             self.ever_ready = True
@@ -205,13 +214,31 @@ class DenseLeg:
         status = self.ensure()
         if status.state != "ready" or status.profile is None:
             return 0
+        name = index.config.name
+        with self._guard:
+            if name in self._claimed:
+                return 0  # another thread embeds it (the warm-up, or a search's): two would send every batch twice
+            self._claimed.add(name)
         try:
-            index.use_embeddings(status.profile)
+            return self._embed_all(index, status.profile, progress, check)
+        finally:
+            with self._guard:
+                self._claimed.discard(name)
+
+    def _embed_all(
+        self,
+        index: CorpusIndex,
+        profile: EmbeddingProfile,
+        progress: Callable[[int, int, str], None] | None,
+        check: bool,
+    ) -> int:
+        try:
+            index.use_embeddings(profile)
             done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
             if check:  # the upkeep after embedding (rag-bench times it apart from the embedding)
                 if self.settings.hubness > 0 and index.config.scoring.rank_files:
                     index.find_densities()  # here, not in the first search (and kept for the next process)
-                self._check(index, status.profile)
+                self._check(index, profile)
             return done
         except EmbeddingError as error:
             self._failed(error.reason)
