@@ -262,9 +262,11 @@ class CorpusIndex(LexicalSearch):
             return self._mirror.similarities(vector, allowed, hubness)
 
     def find_densities(self) -> None:
-        """Find every vector's neighbourhood density now, so that the dense leg's first search does not."""
+        """Find every vector's neighbourhood density now, so that the dense leg's first search does not, and
+        keep them for the next process."""
         with self._lock:
             self._mirror.densities(np.flatnonzero(self._mirror.lexical.alive).tolist())
+            self._mirror.keep_neighbourhoods()
 
     def densities(self, slots: Sequence[int]) -> npt.NDArray[np.float32]:
         """The neighbourhood density of each of ``slots`` (NaN: no vector)."""

@@ -137,27 +137,17 @@ def warm_up(workspace: Workspace) -> None:
                 log.exception("embedding the %s index failed", name)
 
 
-# After a failed first probe, the next ones (seconds): soon, for a server started with the agent or still loading
-# its model, then every AGENTTY_RAG_DENSE_RETRY_S.
-REPROBE_AFTER_S = (2, 4, 8, 16, 32)
-
-
 def _await_dense(workspace: Workspace) -> DenseStatus:
-    """Probe the embedding server again in the background until it answers or the workspace closes: an
-    embedding server started after the agent makes the session hybrid without a restart."""
-    waits = iter(REPROBE_AFTER_S)
-    while True:
-        wait_s = next(waits, workspace.settings.dense_retry_s)
-        until = time.monotonic() + wait_s
-        while time.monotonic() < until:
-            if workspace.closed:
-                return workspace.dense.status
-            time.sleep(min(0.5, max(0.0, until - time.monotonic())))
-        status = workspace.dense.probe_again()
-        if status.state != "unavailable" or workspace.closed:
-            if status.state == "ready" and not workspace.closed:
-                log.info("dense leg: %s", workspace.dense.describe())
-            return status
+    """Wait, in the background, until the dense leg's own probes (``DenseLeg.ensure``) find the embedding server
+    or the workspace closes: an embedding server started after the agent makes the session hybrid without a
+    restart."""
+    status = workspace.dense.ensure()
+    while status.state == "unavailable" and not workspace.closed:
+        time.sleep(0.5)
+        status = workspace.dense.ensure()
+    if status.state == "ready" and not workspace.closed:
+        log.info("dense leg: %s", workspace.dense.describe())
+    return status
 
 
 __all__ = ["AppState", "Session", "warm_up"]

@@ -43,6 +43,11 @@ SYNC_EMBED_LIMIT = 64
 _CACHE_SIZE = 256
 
 
+# After a failed first probe, the server's next ones (seconds): soon, for an embedding server started with the
+# agent or still loading its model, then every AGENTTY_RAG_DENSE_RETRY_S.
+REPROBE_AFTER_S = (2, 4, 8, 16, 32)
+
+
 @dataclass(frozen=True)
 class DenseStatus:
     """``off`` (by setting), ``unprobed``, ``ready`` or ``unavailable``, and why."""
@@ -63,6 +68,7 @@ class DenseLeg:
         self.ever_ready = False  # it answered once this session: losing it later is news
         self._failures = 0
         self._retry_at: float | None = None
+        self._waits = iter(REPROBE_AFTER_S)  # the server's waits before probing again a server not answering
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self.background = False  # the server embeds in a thread; the command line does not
         # A batch command (agentty-rag index, rag-bench): its probe waits as long as a batch of documents may,
@@ -82,21 +88,16 @@ class DenseLeg:
             due = self._retry_at is not None and time.monotonic() >= self._retry_at
             if due and self.background:  # the server: probed again in a thread, never inside a search
                 self._retry_at = None
-                threading.Thread(target=self._probe_in_background, name="agentty-probe", daemon=True).start()
+                threading.Thread(target=self.probe_again, name="agentty-probe", daemon=True).start()
             elif self.status.state == "unprobed" or due:
                 self._probe()
             return self.status
 
-    def _probe_in_background(self) -> None:
-        """The server's probe after a cool-down: another cool-down when the embedding server still does not answer."""
-        if self.probe_again().state == "unavailable":
-            with self._lock:
-                self._retry_at = time.monotonic() + self.settings.dense_retry_s
-
     def probe_again(self) -> DenseStatus:
-        """The server's background probe of a leg found unavailable: the request holds no lock (searches
+        """The server's probe of a leg found unavailable, in a thread: the request holds no lock (searches
         meanwhile answer lexically, as before) and waits as long as a batch of documents may, so that a server
-        still loading its model answers. Once it is ready, the next search embeds what has no vector."""
+        still loading its model answers. Once it is ready, the next search embeds what has no vector; while it
+        does not answer, another probe is due after the next wait."""
         if self.status.state != "unavailable":
             return self.status
         result = probe(self.embedder, "long-probe")
@@ -109,17 +110,22 @@ class DenseLeg:
         self._took(probe(self.embedder, "long-probe" if self.patient else "probe"))
 
     def _took(self, result: ProbeResult) -> None:
-        """Take a probe's result as the leg's state (the connections stay: another thread may be using one)."""
+        """Take a probe's result as the leg's state (the connections stay: another thread may be using one). In
+        the server a failed probe makes another due: soon after start-up (an embedding server started after
+        the agent, or still loading its model), every ``AGENTTY_RAG_DENSE_RETRY_S`` once it has answered."""
         self._retry_at = None
         if result.ok and result.profile is not None:
             self.status = DenseStatus("ready", "", result.profile)
             self.ever_ready = True
             self._failures = 0
+            self._waits = iter(())
             profile = result.profile
             log.info("dense leg ready: %s (%d-d) %s", profile.model, profile.dimension, self.embedder.where)
         else:
             again = self.status == DenseStatus("unavailable", result.reason)  # the server's probes, each minute
             self.status = DenseStatus("unavailable", result.reason)
+            if self.background:
+                self._retry_at = time.monotonic() + next(self._waits, self.settings.dense_retry_s)
             (log.debug if again else log.info)("dense leg unavailable: %s", result.reason)
 
     def query_vector(self, query: str) -> tuple[Vector | None, str]:

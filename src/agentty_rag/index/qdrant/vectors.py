@@ -249,6 +249,9 @@ class QdrantVectors(VectorTable):
         out[asked] = by_slot[ids[asked]]
         return out
 
+    def keep_neighbourhoods(self) -> None:
+        """Nothing kept: the densities are found from the table whenever the shard changed."""
+
     def _table_densities(self) -> Matrix:
         assert self._held is not None
         dense = DenseIndex(self.dimension)

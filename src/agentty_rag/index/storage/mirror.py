@@ -234,6 +234,11 @@ class Mirror:
         out[order] = self.vectors.densities(ids[order])
         return out
 
+    def keep_neighbourhoods(self) -> None:
+        """Keep the vectors' neighbourhoods for the next process (``VectorStore.keep_neighbourhoods``)."""
+        if self.vectors is not None:
+            self.vectors.keep_neighbourhoods()
+
     def has_vectors(self) -> bool:
         """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
         if self.storage.never_built():

@@ -77,6 +77,11 @@ class VectorStore(Protocol):
         the order of ``ids`` (ascending): NaN for a chunk with no vector."""
         ...
 
+    def keep_neighbourhoods(self) -> None:
+        """Keep the neighbourhoods found so far for the next process, when they changed since last kept (a
+        store that keeps none does nothing)."""
+        ...
+
     def coverage(self, ids: Ids) -> int:
         """How many of the chunks ``ids`` have a vector."""
         ...
@@ -184,10 +189,6 @@ class DenseIndex:
             return  # kept for far more rows than this index has: not worth holding them all
         self._grow(len(kept.present))
         self._density = NeighbourDensity.taken_over(kept, self.matrix, self.present)
-
-    def forget_neighbourhoods(self) -> None:
-        """Drop the neighbourhoods found so far: the next ``densities`` finds them all again."""
-        self._density = None
 
     def neighbourhoods(self) -> Neighbourhoods | None:
         """The neighbourhoods found so far, for keeping (None before any was found)."""

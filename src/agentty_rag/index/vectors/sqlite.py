@@ -139,9 +139,7 @@ class SqliteVectors(VectorTable):
             return np.full(len(ids), np.nan, np.float32)
         if self._neighbours is not None and self._dense.density_changes() is None:
             self._take_kept_neighbourhoods(self._neighbours)
-        densities = self._dense.densities(ids)
-        self._keep_neighbourhoods()
-        return densities
+        return self._dense.densities(ids)
 
     def _take_kept_neighbourhoods(self, path: Path) -> None:
         """Start from the neighbourhoods another process kept, when they can be used."""
@@ -153,19 +151,16 @@ class SqliteVectors(VectorTable):
             return
         self._kept_changes = 0  # as the file holds them; taking in what differs makes a change
         try:
-            self._dense.take_neighbourhoods(found)
+            self._dense.take_neighbourhoods(found)  # sets them only once taken over whole
         except Exception as error:  # noqa: BLE001 - a cache: a file that passed its checks and still fails
             log.info("neighbourhoods found anew: %s could not be taken over (%s)", path.name, error)
-            self._dense.forget_neighbourhoods()
 
-    def _keep_neighbourhoods(self) -> None:
-        """Write the neighbourhoods for the next process, once per change (a failure only costs it the time)."""
-        assert self._dense is not None
-        changes = self._dense.density_changes()
-        if self._neighbours is None or changes is None or changes == self._kept_changes:
-            return
-        found = self._dense.neighbourhoods()
-        if found is None:
+    def keep_neighbourhoods(self) -> None:
+        """Write the neighbourhoods for the next process, once per change (a failure only costs it the time):
+        where they are found for every vector (``CorpusIndex.find_densities``), never in a search."""
+        changes = None if self._dense is None else self._dense.density_changes()
+        found = None if self._dense is None or changes == self._kept_changes else self._dense.neighbourhoods()
+        if self._neighbours is None or found is None:
             return
         try:
             neighbour_file.write(self._neighbours, found)
