@@ -13,7 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentty_rag.config import Settings
 from agentty_rag.errors import AgenttyError
 from agentty_rag.server.upkeep import Upkeep
-from agentty_rag.workspace.dense_leg import DenseStatus
+from agentty_rag.workspace.dense_backend import DenseStatus
 from agentty_rag.workspace.discovery import Located, from_roots
 from agentty_rag.workspace.places import index_names
 from agentty_rag.workspace.service import Workspace

@@ -1,0 +1,160 @@
+"""The session's embedding backend: one bounded probe, probes again while it does not answer, cached query
+embeddings and the cool-down after repeated failures (``dense_leg.DenseLeg`` adds the vectors of the indexes).
+
+* At start (or first use) one probe of the embedding backend (for Ollama: 0.5 s to connect, 1 s to answer;
+  a batch command waits as long as for a batch of documents) learns whether it embeds with the configured
+  model and the vectors' dimension. If it fails, searches are lexical and every header says why; no search
+  pays a network timeout. The server probes again in a thread (after 2, 4 … 32 s, then every
+  ``AGENTTY_RAG_DENSE_RETRY_S``) until it answers; a command-line process stays lexical.
+* A failure while embedding one query degrades that query to BM25 (its header says so). After three
+  failures in a row the leg is switched off with one warning, and probed again after a cool-down
+  (``AGENTTY_RAG_DENSE_RETRY_S``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from agentty_rag.config import Settings
+from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, ProbeResult, Vector, probe
+from agentty_rag.index.vectors.embedders import make_embedder
+
+log = logging.getLogger(__name__)
+
+FAILURES_BEFORE_OFF = 3
+_CACHE_SIZE = 256
+# After a failed first probe, the server's next ones (seconds): soon, for an embedding server started with the
+# agent or still loading its model, then every AGENTTY_RAG_DENSE_RETRY_S.
+REPROBE_AFTER_S = (2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class DenseStatus:
+    """``off`` (by setting), ``unprobed``, ``ready`` or ``unavailable``, and why."""
+
+    state: str
+    reason: str = ""
+    profile: EmbeddingProfile | None = None
+
+
+class DenseBackend:
+    """Thread-safe access to the embedding backend for one session."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder if embedder is not None else make_embedder(settings)
+        self.status = DenseStatus("unprobed") if settings.dense else DenseStatus("off", "AGENTTY_RAG_DENSE=0")
+        self._lock = threading.Lock()
+        self.ever_ready = False  # it answered once this session: losing it later is news
+        self._failures = 0
+        self._retry_at: float | None = None
+        self._waits = iter(REPROBE_AFTER_S)  # the server's waits before probing again a server not answering
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self.background = False  # the server embeds and probes in threads; the command line does not
+        # A batch command (agentty-rag index, rag-bench): its probe waits as long as a batch of documents may,
+        # for a server still loading its model, where a search's must be short.
+        self.patient = False
+
+    def ensure(self) -> DenseStatus:
+        """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
+        with self._lock:
+            due = self._retry_at is not None and time.monotonic() >= self._retry_at
+            if due and self.background:  # the server: probed again in a thread, never inside a search
+                self._retry_at = None
+                threading.Thread(target=self.probe_again, name="agentty-probe", daemon=True).start()
+            elif self.status.state == "unprobed" or due:
+                self._probe()
+            return self.status
+
+    def probe_again(self) -> DenseStatus:
+        """The server's probe of a leg found unavailable, in a thread: the request holds no lock (searches
+        meanwhile answer lexically, as before) and waits as long as a batch of documents may, so that a server
+        still loading its model answers. Once it is ready, the next search embeds what has no vector; while it
+        does not answer, another probe is due after the next wait."""
+        if self.status.state != "unavailable":
+            return self.status
+        result = probe(self.embedder, "long-probe")
+        with self._lock:
+            if self.status.state == "unavailable":
+                self._took(result)
+            return self.status
+
+    def _probe(self) -> None:
+        self._took(probe(self.embedder, "long-probe" if self.patient else "probe"))
+
+    def _took(self, result: ProbeResult) -> None:
+        """Take a probe's result as the leg's state (the connections stay: another thread may be using one). In
+        the server a failed probe makes another due: soon after start-up (an embedding server started after
+        the agent, or still loading its model), every ``AGENTTY_RAG_DENSE_RETRY_S`` once it has answered."""
+        self._retry_at = None
+        if result.ok and result.profile is not None:
+            self.status = DenseStatus("ready", "", result.profile)
+            self.ever_ready = True
+            self._failures = 0
+            self._waits = iter(())
+            profile = result.profile
+            log.info("dense leg ready: %s (%d-d) %s", profile.model, profile.dimension, self.embedder.where)
+        else:
+            again = self.status == DenseStatus("unavailable", result.reason)  # the server's probes, each minute
+            self.status = DenseStatus("unavailable", result.reason)
+            if self.background:
+                self._retry_at = time.monotonic() + next(self._waits, self.settings.dense_retry_s)
+            (log.debug if again else log.info)("dense leg unavailable: %s", result.reason)
+
+    def query_vector(self, query: str) -> tuple[Vector | None, str]:
+        """The query's unit vector, or (None, why it is missing) when the leg is off or the request failed."""
+        status = self.ensure()
+        if status.state != "ready" or status.profile is None:
+            return None, ""
+        key = f"{status.profile.key}\0{query}"
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached, ""
+        try:
+            vector: Vector = self.embedder.embed([query], "query")[0]
+        except EmbeddingError as error:
+            self._failed(error.reason)
+            return None, error.reason
+        with self._lock:
+            self._failures = 0
+            self._cache[key] = vector
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return vector, ""
+
+    def _failed(self, reason: str) -> None:
+        with self._lock:
+            self._failures += 1
+            if self._failures >= FAILURES_BEFORE_OFF and self.status.state == "ready":
+                self.status = DenseStatus("unavailable", f"{reason} ({self._failures} failures in a row)")
+                cool_down = self.settings.dense_retry_s
+                self._retry_at = time.monotonic() + cool_down
+                log.warning(
+                    "the embedding server failed %d times (%s); searching with BM25 only, trying again in %d s",
+                    self._failures,
+                    reason,
+                    cool_down,
+                )
+
+    def close(self) -> None:
+        """Close the backend's connections (a later use opens new ones)."""
+        self.embedder.close()
+
+    def describe(self) -> str:
+        status = self.status
+        if status.state == "ready" and status.profile is not None:
+            return f"ready: {status.profile.model} ({status.profile.dimension}-d) {self.embedder.where}"
+        if status.state == "off":
+            return "off (AGENTTY_RAG_DENSE=0)"
+        if status.state == "unprobed":
+            return f"not probed yet ({self.settings.embed_model} {self.embedder.where})"
+        return f"unavailable: {status.reason}"
+
+
+__all__ = ["FAILURES_BEFORE_OFF", "REPROBE_AFTER_S", "DenseBackend", "DenseStatus"]
