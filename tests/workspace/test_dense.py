@@ -102,6 +102,24 @@ def test_a_failed_probe_leaves_the_session_lexical_within_the_bound(
     assert time.monotonic() - started < 1.5
 
 
+def test_vectors_left_by_an_earlier_session_do_not_make_a_session_without_settings_report_the_leg_missing(
+    tmp_path: Path, compat_server: Callable[..., CompatServer]
+) -> None:
+    """One session pointed at an embedding server and embedded the docs; a later one with no settings probes
+    the default address, finds nothing there, and says nothing about it: plain ``bm25``, no note."""
+    write(tmp_path, DOCS)
+    earlier = _ws(tmp_path, compat_server())
+    earlier.index("docs").refresh()
+    assert earlier.embed_all("docs") == len(DOCS)
+    earlier.close()
+    later = _open(tmp_path, {})
+    found, empty = later.search_docs("engine oil"), later.search_docs("zebra")
+    assert later.dense.status.state == "unavailable"  # nothing answers at the default address
+    assert found.result.mode == "bm25" and empty.result.mode == "bm25"
+    assert found.structured["results"][0]["path"].endswith("vehicles.md")  # the ranking itself unchanged
+    assert "dense" not in found.text + empty.text
+
+
 def test_dense_weight_zero_gives_exactly_the_bm25_ranking(
     tmp_path: Path, compat_server: Callable[..., CompatServer]
 ) -> None:

@@ -143,7 +143,6 @@ class CorpusIndex(LexicalSearch):
                 report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
             finally:
                 self._last_scan = self.freshness.last
-            report.unwatched_s = self.freshness.unwatched_s
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
             report.seconds = time.perf_counter() - started
@@ -195,11 +194,6 @@ class CorpusIndex(LexicalSearch):
         """Reuse the vectors of another index database (same profile, same embedded text); returns how many."""
         with self._lock:
             return self._mirror.import_vectors(other)
-
-    def has_vectors(self) -> bool:
-        """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
-        with self._lock:
-            return self._mirror.has_vectors()
 
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""

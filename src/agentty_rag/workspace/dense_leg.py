@@ -40,7 +40,6 @@ class DenseLeg(DenseBackend):
         self._guard = threading.Lock()  # the threads and facts below; never held over a network call
         self._embedding: dict[str, threading.Thread] = {}
         self._claimed: set[str] = set()  # the indexes being embedded now (one thread at a time each)
-        self._had_vectors: dict[str, bool] = {}
         self.checks = LegChecks(settings)  # which leg to trust, per index
 
     # -- the vectors of an index --------------------------------------------------------------------------
@@ -205,19 +204,19 @@ class DenseLeg(DenseBackend):
 
     # -- how a result was ranked --------------------------------------------------------------------------
 
-    def unranked_mode(self, index: CorpusIndex, degraded: str) -> str:
-        """The mode of an answer that ranked nothing: it never waits for the index (a build may hold it)."""
+    def unranked_mode(self, degraded: str) -> str:
+        """The mode of an answer that ranked nothing (it never looks at an index: a build may hold it)."""
         if degraded:
             return f"bm25 (degraded: dense — {degraded})"
         if self.status.state == "unavailable":
-            return f"bm25 (dense unavailable: {self.status.reason})" if self._expected(index) else "bm25"
+            return f"bm25 (dense unavailable: {self.status.reason})" if self.expected else "bm25"
         return "bm25"
 
     def mode(self, mode: str, index: CorpusIndex, degraded: str, query: ParsedQuery | None = None) -> str:
         """How a result was produced, truthfully: ``bm25`` or ``hybrid``, and why not hybrid."""
         status = self.status
         if degraded or status.state == "unavailable":
-            return self.unranked_mode(index, degraded)
+            return self.unranked_mode(degraded)
         if mode == "hybrid":
             have, live = index.vector_coverage()
             if have < live:
@@ -241,21 +240,12 @@ class DenseLeg(DenseBackend):
                 return f"bm25 (dense: {100 * have // max(live, 1)}% embedded, {later})"
         return mode
 
-    def _expected(self, index: CorpusIndex) -> bool:
-        """Whether a missing backend is news: it was configured, or this index already has vectors."""
-        if self.settings.dense_configured or self.ever_ready:
-            return True
-        name = index.config.name
-        with self._guard:
-            known = self._had_vectors.get(name)
-        if known is None:
-            with index.reading(timeout=0) as held:
-                if not held:
-                    return False  # a build holds the index: answer now, look again at the next search
-                known = index.has_vectors()
-            with self._guard:
-                self._had_vectors[name] = known
-        return known
+    @property
+    def expected(self) -> bool:
+        """Whether a missing backend is news: this session's settings name an embedding server or model
+        (``Settings.dense_configured``), or one answered earlier in this session. Vectors an earlier session
+        left in an index are not: a later session with no settings sees plain ``bm25``."""
+        return self.settings.dense_configured or self.ever_ready
 
 
 __all__ = ["FAILURES_BEFORE_OFF", "LONG_QUERY_MODE", "NAME_QUERY_MODE", "SYNC_EMBED_LIMIT", "DenseLeg", "DenseStatus"]

@@ -134,7 +134,7 @@ class Workspace:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
             reason = f"the {name} index is still being built{progress} — try again in a few seconds"
-            return Attempt(index, None, self.dense.unranked_mode(index, degraded), reason, index.take_notes())
+            return Attempt(index, None, self.dense.unranked_mode(degraded), reason, index.take_notes())
         return attempt
 
     def _attempt(self, lookup: Lookup) -> Attempt | None:
@@ -167,17 +167,15 @@ class Workspace:
     def _refresh(self, index: CorpusIndex, ask_shared: bool = True) -> tuple[str, ...]:
         """Bring the index up to date (never a full build in a server's request); notes for the result."""
         try:
-            report = index.refresh(build=not self.background_builds, ask_shared=ask_shared)
+            index.refresh(build=not self.background_builds, ask_shared=ask_shared)
         except IndexBusy as error:
             # Another process holds the update lock: answer from the last committed index, and say so.
             return (f"{error}; these results may miss the newest edits",)
         except IndexFull as error:
             # The update was rolled back: the committed index answers, and the next search tries again.
             return (f"{error}; answering from the last committed index, which may miss the newest edits",)
-        if report.unwatched_s:
-            # The watcher is starting: the index is as fresh as the scan it started from, not newer.
-            age = report.unwatched_s
-            return (f"the file watcher is starting: the files as of {age:.1f} s ago; edits since may be missing",)
+        # While the watcher starts, the refresh answers from the scan that started it and the result says
+        # nothing of it (``index.storage.freshness``): a second or so, and the scan after the start follows.
         return ()
 
     def _search(self, lookup: Lookup) -> Retrieved | None:

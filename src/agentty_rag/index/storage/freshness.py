@@ -10,10 +10,10 @@ seconds, for events a file system never sent.
 
 While the watcher starts (the first scan told it which folders to watch; a restart follows new ones), a
 refresh does not scan again: it answers from the last full scan when that began less than ``START_WINDOW_S``
-ago, and ``unwatched_s`` says how long ago, so that the result can say it may miss edits made since. A tree
-that scans in under ``CHEAP_SCAN_S`` is simply scanned again. The scan after the watcher's start then finds
-them (the server runs it in the background). An edit made before the server started is always seen: the
-first refresh scans.
+ago, and the result says nothing of it (a second or so; ``status`` says the watcher is starting). A tree that
+scans in under ``CHEAP_SCAN_S`` is simply scanned again. The scan after the watcher's start then finds edits
+made meanwhile (the server runs it in the background). An edit made before the server started is always
+seen: the first refresh scans.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ class Freshness:
         self._generation = -2  # the database generation the last refresh left
         self._scanned_at = -math.inf  # when the last full scan since ``watch`` began (time.monotonic)
         self._scan_s = 0.0  # how long it took
-        self.unwatched_s = 0.0  # the last refresh stood on a scan this old, taken before the watcher ran (0: no)
 
     def watch(self, inbox: Inbox) -> bool:
         """Use a watcher's reports when every source can look again at single paths and lies inside the
@@ -86,11 +85,9 @@ class Freshness:
             full: scan everything whatever the watcher says (a reconciling pass, a rebuild).
         """
         inbox = self.inbox
-        self.unwatched_s = 0.0
         if inbox is not None and not full and self.last is not None and inbox.starting:
             age = time.monotonic() - self._scanned_at
             if age < START_WINDOW_S and self._scan_s >= CHEAP_SCAN_S:
-                self.unwatched_s = age
                 clean = self._clean and generation == self._generation
                 return self.last, Diff() if clean else diff(files, self.last)
         if inbox is None or full or self.last is None or not inbox.ready or inbox.epoch != self._epoch:

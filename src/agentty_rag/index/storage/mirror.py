@@ -239,17 +239,5 @@ class Mirror:
         if self.vectors is not None:
             self.vectors.keep_neighbourhoods()
 
-    def has_vectors(self) -> bool:
-        """Whether the database holds embeddings of any model: a dense leg was in use for this index."""
-        if self.storage.never_built():
-            return False
-        try:
-            return self.vector_backend.held(self.store())
-        except IndexCorrupt as error:  # corruption like any other: the next refresh rebuilds it
-            self.recover(error)
-            return False
-        except AgenttyError:  # busy, or not openable here: nothing known
-            return False
-
 
 __all__ = ["Mirror"]

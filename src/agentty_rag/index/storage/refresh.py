@@ -43,7 +43,6 @@ class RefreshReport:
     rebuilt: bool = False
     reason: str = ""
     seconds: float = 0.0
-    unwatched_s: float = 0.0  # the watcher was starting: the files are as of a full scan this many seconds old
 
     @property
     def changed_anything(self) -> bool:

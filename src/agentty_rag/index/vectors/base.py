@@ -99,10 +99,6 @@ class VectorBackend(Protocol):
         index (where a store kept outside the database lives)."""
         ...
 
-    def held(self, database: Store) -> bool:
-        """Whether any vector is kept (of any profile): a dense leg was in use for this index."""
-        ...
-
     def imported(self, database: Store, other: Path) -> int:
         """Take every vector another index database keeps that this one lacks; returns how many."""
         ...

@@ -62,10 +62,6 @@ class VectorTable:
     # -- the backend's upkeep of the table, for every profile ---------------------------------------------
 
     @staticmethod
-    def held(database: Store) -> bool:
-        return has_vectors(database)
-
-    @staticmethod
     def imported(database: Store, other: Path) -> int:
         return import_vectors(database, other)
 
@@ -236,15 +232,9 @@ def prune_vectors(store: Store) -> None:
             store.run("DELETE FROM vectors WHERE hash NOT IN (SELECT embed_hash FROM chunks)")
 
 
-def has_vectors(store: Store) -> bool:
-    """Whether any embedding is stored (of any profile)."""
-    return bool(store.run("SELECT 1 FROM vectors LIMIT 1"))
-
-
 __all__ = [
     "SqliteVectors",
     "VectorTable",
-    "has_vectors",
     "import_vectors",
     "open_vector",
     "prune_vectors",
