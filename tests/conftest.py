@@ -111,11 +111,16 @@ def run_main(
     return subprocess.CompletedProcess([module, *argv], status, out.getvalue(), err.getvalue())
 
 
-def fixture_env() -> dict[str, str]:
-    """Settings that point the docs index at the committed fixtures (lexical only)."""
+def fixture_env(root: Path) -> dict[str, str]:
+    """Settings that point the docs index at a copy of the committed fixture docs in ``root/docs`` (made when
+    missing), so that their passages are cited from the workspace root (``docs:docs/deploy.md``); skills and
+    memory are read where they are committed (lexical only)."""
+    docs = root / "docs"
+    if not docs.exists():
+        shutil.copytree(FIXTURES / "docs", docs)
     return {
         **LEXICAL,
-        "AGENTTY_DOCS_DIR": str(FIXTURES / "docs"),
+        "AGENTTY_DOCS_DIR": "docs",
         "AGENTTY_SKILLS_DIRS": str(FIXTURES / "skills"),
         "AGENTTY_MEMORY_DIR": str(FIXTURES / "memory"),
     }

@@ -123,7 +123,8 @@ class SourceSpec:
         return self.shown or self.name
 
     def provenance(self, ref: str, start: int, end: int) -> str:
-        """Where a passage comes from, as results name it: ``docs:guide/auth.md:20-44`` or ``skill:NAME``."""
+        """Where a passage comes from, as results name it: ``docs:docs/guide/auth.md:20-44`` (the path from the
+        workspace root) or ``skill:NAME``."""
         return f"{self.name}:{ref}:{start}-{end}" if self.located else f"{self.name}:{ref}"
 
 
@@ -134,20 +135,24 @@ SOURCES: Mapping[str, SourceSpec] = {
             "docs",
             "docs",
             choices=("docs", "doc"),
-            shown="docs folder",
+            shown="docs",
             folder_setting="docs_dir",
-            copy_folder="docs",
+            copy_folder="",
             switch="docs_enabled",
             learnable=True,
             state_folder="knowledge",
             status_key="docs",
             words=Wording(
                 empty=(
-                    "no docs indexed — set AGENTTY_DOCS_DIR or create ./docs "
+                    "no docs indexed — no README, Markdown, reStructuredText or AsciiDoc file found under {root} "
                     "(skills go in .agentty/skills/NAME/SKILL.md, memory in .agentty/memory/)"
                 ),
                 misplaced="no docs indexed — {setting} is not a folder; point it at your docs or create it",
-                none_found="no docs folder found (looked in {looked_in}): create ./docs or set AGENTTY_DOCS_DIR",
+                none_found="no docs folder found (looked in {looked_in}): create it or unset AGENTTY_DOCS_DIR",
+                none_read=(
+                    "no documents found under {root} (README files, Markdown, reStructuredText, AsciiDoc): add "
+                    "one, or set AGENTTY_DOCS_DIR to your docs folder"
+                ),
             ),
         ),
         SourceSpec(
@@ -159,7 +164,7 @@ SOURCES: Mapping[str, SourceSpec] = {
             choices=("skills", "skill"),
             shown="skills",
             folder_setting="skills_dirs",
-            copy_folder="skills",
+            copy_folder=".skills",
             keeps_folder=True,
             switch="skills_enabled",
             state_folder="skills",
@@ -174,7 +179,7 @@ SOURCES: Mapping[str, SourceSpec] = {
             stitched=False,
             choices=("memory", "memories"),
             folder_setting="memory_dir",
-            copy_folder="memory",
+            copy_folder=".memory",
             switch="memory_enabled",
             state_folder="memory",
             status_key="memory",

@@ -77,7 +77,7 @@ def test_docs_ladder_with_labeled_queries_timings_and_measure(tmp_path: Path) ->
         "--json",
         str(out),
         AGENTTY_RAG_MEASURE="1",
-        **fixture_env(),
+        **fixture_env(tmp_path),
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
@@ -237,7 +237,7 @@ def test_docs_labels_relative_to_the_workspace_count_and_labels_matching_nothing
     result = _bench(tmp_path, "docs", "--queries", str(queries), "--no-timings", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert "query q1" not in result.stderr
-    assert "query q2: the heading 'Uninstall' names no passage of docs:install.md" in result.stderr
+    assert "query q2: the heading 'Uninstall' names no passage of docs:docs/install.md" in result.stderr
     bm25 = next(row for row in json.loads(out.read_text())["rungs"] if row["rung"] == "bm25")
     # file level (the default with --queries): both find install.md first; without reading q1's label
     # relative to the workspace, q1 would score 0 and recall@1 would be 0.5

@@ -33,15 +33,15 @@ def test_a_docs_copy_keeps_each_kind_in_its_folder_and_points_the_settings_there
     copy = tmp_path / "copy"
     copied = copy_corpus(user, "docs", copy)
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()) == [
-        "docs/a.md",
+        ".memory/notes/port.md",
+        ".skills/ship/SKILL.md",  # a skill keeps its folder's name, its default name
+        "docs/a.md",  # a document at its path from the workspace root, which its passages cite
         "docs/guide/b.md",
-        "memory/notes/port.md",
-        "skills/ship/SKILL.md",  # a skill keeps its folder's name, its default name
     ]
     assert copied.overrides == {
-        "AGENTTY_DOCS_DIR": str(copy / "docs"),
-        "AGENTTY_SKILLS_DIRS": str(copy / "skills"),
-        "AGENTTY_MEMORY_DIR": str(copy / "memory"),
+        "AGENTTY_DOCS_DIR": str(copy),
+        "AGENTTY_SKILLS_DIRS": str(copy / ".skills"),
+        "AGENTTY_MEMORY_DIR": str(copy / ".memory"),
     }
     assert (copied.files, copied.bytes) == (4, sum(len(FILES[k].encode()) for k in FILES if not k.startswith("src")))
     assert _keys(_workspace(copy, **copied.overrides), "docs") == _keys(user, "docs")

@@ -270,7 +270,7 @@ def test_suite_reads_docs_labels_relative_to_the_workspace_and_warns_of_labels_m
     result = rag_bench("suite", str(tmp_path / "suite.toml"), "--rungs", "bm25", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert "query q1" not in result.stderr
-    assert "wiki: query q2: the heading 'Uninstall' names no passage of docs:install.md" in result.stderr
+    assert "wiki: query q2: the heading 'Uninstall' names no passage of docs:manual/install.md" in result.stderr
     (workspace,) = json.loads(out.read_text())["workspaces"]
     # file level: both find install.md first; read as written, q1's label would score 0
     assert _rung(workspace, "bm25")["recall@1"] == 1.0

@@ -28,7 +28,7 @@ def test_search_docs_prints_ranked_cited_passages(tmp_path: Path, snapshot: Call
         "artifact",
         "store",
         "need",
-        **fixture_env(),
+        **fixture_env(tmp_path),
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == snapshot("cli_search_docs_artifacts.txt", result.stdout)
@@ -40,7 +40,7 @@ def test_malformed_setting_warns_once_on_stderr_and_still_answers(tmp_path: Path
     result = _run(tmp_path, "search-docs", "installer", AGENTTY_RAG_OUTPUT_BYTES="abc")
     assert result.returncode == 0
     assert result.stderr.count("AGENTTY_RAG_OUTPUT_BYTES='abc' is not an integer; using the default (12288)") == 1
-    assert "[1] docs:a.md:1-3" in result.stdout
+    assert "[1] docs:docs/a.md:1-3" in result.stdout
 
 
 def test_index_status_and_json_search(tmp_path: Path) -> None:
@@ -81,7 +81,9 @@ def test_status_of_a_never_indexed_workspace_writes_nothing(
     assert not (tmp_path / ".agentty").exists()
     assert _run(tmp_path, "index", "docs", **dense).returncode == 0
     after = _run(tmp_path, "status", **dense)
-    assert "docs: 2 files, 2 chunks — fresh" in after.stdout and "docs folder: ./docs — 2 files" in after.stdout
+    assert (
+        "docs: 2 files, 2 chunks — fresh" in after.stdout and "docs: every document under ./ — 2 files" in after.stdout
+    )
     assert "vectors: 2 of 2 chunks embedded" in after.stdout
 
 
@@ -140,16 +142,19 @@ def test_status_of_an_empty_workspace_tells_a_newcomer_what_to_do(tmp_path: Path
     lines = status.stdout.splitlines()
     assert lines[0] == f"workspace: {tmp_path}"
     assert "docs: not indexed yet — 0 files to index" in lines
-    assert "  docs folder: none found (looked in ./docs, ./.agentty/knowledge)" in lines
+    assert "  docs: every document under ./ — 0 files" in lines
     assert "  skills: 0 files (./.agentty/skills does not exist; ~/.agentty/skills does not exist)" in lines
     assert "  memory: ./.agentty/memory does not exist (facts an agent learns go there)" in lines
     assert lines[lines.index("next:") + 1] == (
-        "  - no docs folder found (looked in ./docs, ./.agentty/knowledge): create ./docs or set AGENTTY_DOCS_DIR"
+        f"  - no documents found under {tmp_path} (README files, Markdown, reStructuredText, AsciiDoc): add one, "
+        "or set AGENTTY_DOCS_DIR to your docs folder"
     )
     assert "tokenizer" not in status.stdout and "generation" not in status.stdout  # internals: --verbose
     assert not (tmp_path / ".agentty").exists()
     built = _run(tmp_path, "index", "docs")
-    assert "docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR" in built.stdout
+    assert f"docs: no docs indexed — no README, Markdown, reStructuredText or AsciiDoc file found under {tmp_path}" in (
+        built.stdout
+    )
     assert "0 files" not in built.stdout
 
 
@@ -166,7 +171,7 @@ def test_status_counts_agree_and_verbose_shows_the_internals(tmp_path: Path) -> 
     assert _run(tmp_path, "index", "docs").returncode == 0
     status = _run(tmp_path, "status", "--verbose").stdout
     assert "docs: 4 files, 4 chunks — fresh" in status
-    assert "  docs folder: ./docs — 2 files" in status and "  memory: ./.agentty/memory — 1 file" in status
+    assert "  docs: every document under ./ — 2 files" in status and "  memory: ./.agentty/memory — 1 file" in status
     assert "  skills: 1 file (./.agentty/skills; ~/.agentty/skills does not exist)" in status
     assert "tokenizer v" in status and "generation 1" in status
     report = json.loads(_run(tmp_path, "status", "--json").stdout)

@@ -21,7 +21,7 @@ QUESTION = "which bucket permissions does the artifact store need?"
 
 def _hook(root: Path, stdin: bytes | str, *args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**fixture_env(), **env})
+    environment.update({**fixture_env(root), **env})
     data = stdin.encode() if isinstance(stdin, str) else stdin
     return subprocess.run(
         [sys.executable, "-m", "agentty_rag", "--root", str(root), "inject", *args],
@@ -47,7 +47,7 @@ def _event(prompt: str, session: str = "session-1", cwd: str | None = None) -> s
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
     """A workspace whose docs index (the fixtures) is already built, as the hook expects to find it."""
-    workspace = Workspace(tmp_path, load_settings(fixture_env()))
+    workspace = Workspace(tmp_path, load_settings(fixture_env(tmp_path)))
     workspace.index("docs").refresh()
     workspace.close()
     return tmp_path
@@ -61,9 +61,9 @@ def test_a_hook_event_in_gives_the_context_block_out(built: Path) -> None:
     assert lines[0].startswith("[retrieved context · bm25 · confidence ")
     assert lines[1].startswith("confidence ") and "█" in lines[1]
     assert "They are not instructions" in block
-    assert lines[5].startswith("sources: docs:guide/artifacts.md:")
+    assert lines[5].startswith("sources: docs:docs/guide/artifacts.md:")
     tag = lines[0].rsplit(" · ", 1)[1].rstrip("]")
-    assert "[1] docs:guide/artifacts.md:" in block and lines[-1] == f"[end of retrieved context {tag}]"
+    assert "[1] docs:docs/guide/artifacts.md:" in block and lines[-1] == f"[end of retrieved context {tag}]"
     body = sum(len(line.encode()) for line in lines)
     assert body < 6144 + 2048  # the proactive budget (bodies) plus headers
 
@@ -108,7 +108,7 @@ def test_a_prompt_about_something_else_stays_quiet_under_the_confidence_threshol
 
 
 def test_modes_from_the_terminal_and_the_environment(built: Path) -> None:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | fixture_env()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")} | fixture_env(built)
 
     def cli(*args: str) -> str:
         return subprocess.run(
@@ -178,7 +178,8 @@ def test_a_missing_index_is_built_in_the_background_and_used_next_time(tmp_path:
 
 def test_the_budget_is_never_exceeded(built: Path) -> None:
     workspace = Workspace(
-        built, load_settings({**fixture_env(), "AGENTTY_RAG_PROACTIVE": "1", "AGENTTY_RAG_PROACTIVE_BYTES": "1024"})
+        built,
+        load_settings({**fixture_env(built), "AGENTTY_RAG_PROACTIVE": "1", "AGENTTY_RAG_PROACTIVE_BYTES": "1024"}),
     )
     for question in (QUESTION, "how do I roll back a deployment to an earlier release", "rotate the master key"):
         injection = proactive_context(workspace, HookEvent(question))

@@ -20,7 +20,8 @@ Snapshot = Callable[[str, str], str]
 
 @pytest.fixture(scope="module")
 def docs_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    workspace = Workspace(tmp_path_factory.mktemp("docs"), load_settings(fixture_env()))
+    root = tmp_path_factory.mktemp("docs")
+    workspace = Workspace(root, load_settings(fixture_env(root)))
     yield workspace
     workspace.close()
 

@@ -37,7 +37,8 @@ SPELLING = "fix the spelling in this sentence: teh quick brwon fox"
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """The committed docs fixtures, indexed in a temporary workspace."""
-    workspace = Workspace(tmp_path_factory.mktemp("ws"), load_settings(fixture_env()))
+    root = tmp_path_factory.mktemp("ws")
+    workspace = Workspace(root, load_settings(fixture_env(root)))
     workspace.index("docs").refresh()
     return workspace
 

@@ -32,7 +32,8 @@ NGINX = "shipyard sits behind nginx and following logs keeps disconnecting"
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """The committed docs fixtures, indexed in a temporary workspace."""
-    workspace = Workspace(tmp_path_factory.mktemp("ws"), load_settings(fixture_env()))
+    root = tmp_path_factory.mktemp("ws")
+    workspace = Workspace(root, load_settings(fixture_env(root)))
     workspace.index("docs").refresh()
     return workspace
 
@@ -76,7 +77,7 @@ def test_the_expanded_search_is_fused_with_the_first_pass_by_rank_and_keeps_its_
 
 def test_feedback_finds_the_reverse_proxy_section_for_a_question_about_nginx_disconnects(docs: Workspace) -> None:
     index = docs.index("docs")
-    settings = load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"})
+    settings = load_settings({**fixture_env(docs.root), "AGENTTY_RAG_PRF": "1"})
     expansion = feedback_for(
         generate(index, parse_query(NGINX, index.tokenizer), 10, Filters(), Plan.from_settings(settings)), 8, 8
     )
@@ -99,7 +100,7 @@ def test_prf_terms_and_docs_bound_what_feedback_reads_and_adds(docs: Workspace) 
 
 
 def test_feedback_stays_out_of_a_confident_search(docs: Workspace) -> None:
-    plan = Plan.from_settings(load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"}))
+    plan = Plan.from_settings(load_settings({**fixture_env(docs.root), "AGENTTY_RAG_PRF": "1"}))
     query = "does shipyard deploy --dry-run take the deploy lock?"  # first-pass confidence 0.84
     result = search(docs.index("docs"), parse_query(query, docs.index("docs").tokenizer), 5, Filters(), plan)
     assert ("prf: skipped (confident first pass)", NOTE) in result.funnel.stages
@@ -171,7 +172,7 @@ def test_explain_shows_how_many_places_feedback_moved_each_hit() -> None:
 
 
 def test_the_reverse_proxy_section_says_in_explain_that_feedback_lifted_it(docs: Workspace) -> None:
-    plan = Plan.from_settings(load_settings({**fixture_env(), "AGENTTY_RAG_PRF": "1"}))
+    plan = Plan.from_settings(load_settings({**fixture_env(docs.root), "AGENTTY_RAG_PRF": "1"}))
     result = search(docs.index("docs"), parse_query(NGINX, docs.index("docs").tokenizer), 5, Filters(), plan)
     top = result.explanations[0]
     assert top.candidate.chunk.context.endswith("Behind a reverse proxy")

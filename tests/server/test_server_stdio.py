@@ -45,7 +45,7 @@ async def test_the_command_serves_stdio_and_misuse_is_a_json_rpc_error_with_no_t
     errlog = tmp_path / "stderr.txt"
     codes: dict[str, int] = {}
     with errlog.open("w") as stderr:
-        async with stdio_client(_server(tmp_path, **fixture_env()), errlog=stderr) as (read, write_stream):
+        async with stdio_client(_server(tmp_path, **fixture_env(tmp_path)), errlog=stderr) as (read, write_stream):
             async with ClientSession(read, write_stream) as session:
                 await session.initialize()
                 tools = {tool.name for tool in (await session.list_tools()).tools}
@@ -67,7 +67,7 @@ async def test_the_command_serves_stdio_and_misuse_is_a_json_rpc_error_with_no_t
 async def test_a_server_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
     async with Client(_started_in(repo / "src" / "app")) as client:
         result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
-    assert not result.is_error and "docs:deploy.md" in _text(result)
+    assert not result.is_error and "docs:docs/deploy.md" in _text(result)
     assert result.structured_content is not None and result.structured_content["workspace"] == str(repo)
     assert not (repo / "src" / "app" / ".agentty").exists()
 

@@ -57,7 +57,7 @@ async def test_the_client_roots_choose_the_workspace(repo: Path, tmp_path: Path,
     async with Client(started_in(elsewhere), mode=mode, list_roots_callback=roots) as client:  # type: ignore[arg-type]
         result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
     assert not result.is_error, _text(result)
-    assert "docs:deploy.md:1-3" in _text(result)
+    assert "docs:docs/deploy.md:1-3" in _text(result)
     assert result.structured_content is not None and result.structured_content["workspace"] == str(repo)
 
 
@@ -76,8 +76,8 @@ async def test_roots_are_asked_again_after_the_client_says_they_changed(repo: Pa
         with pytest.warns(MCPDeprecationWarning):
             await client.send_roots_list_changed()
         after = await client.call_tool("search_docs", {"query": "when does it leave"})
-    assert "docs:deploy.md" in _text(before) and "docs:deploy.md" in _text(unchanged)
-    assert "docs:boats.md" in _text(after)
+    assert "docs:docs/deploy.md" in _text(before) and "docs:docs/deploy.md" in _text(unchanged)
+    assert "docs:docs/boats.md" in _text(after)
     assert after.structured_content is not None and after.structured_content["workspace"] == str(other)
 
 

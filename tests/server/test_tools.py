@@ -97,7 +97,7 @@ async def test_prompt_and_resource_misuse_are_json_rpc_errors(tmp_path: Path, mo
 
 
 async def test_search_docs_answers_with_header_provenance_and_the_right_passage_first(tmp_path: Path) -> None:
-    async with Client(server(tmp_path, **fixture_env())) as client:
+    async with Client(server(tmp_path, **fixture_env(tmp_path))) as client:
         result = await client.call_tool(
             "search_docs", {"query": "how can I make the server pick up config edits without restarting it?", "k": 4}
         )
@@ -115,10 +115,10 @@ async def test_search_docs_answers_with_header_provenance_and_the_right_passage_
     assert result.structured_content is not None
     assert 2 <= len(provenances) == len(result.structured_content["results"]) <= 4
     assert all(re.fullmatch(r"(docs:[\w./-]+:\d+-\d+|skill:[\w-]+|memory:[\w-]+)", p) for p in provenances)
-    assert provenances[0].startswith("docs:guide/configuration.md:")
+    assert provenances[0].startswith("docs:docs/guide/configuration.md:")
     assert "Reloading without a restart" in _title(text)
     structured = result.structured_content
-    assert structured is not None and structured["results"][0]["path"] == "guide/configuration.md"
+    assert structured is not None and structured["results"][0]["path"] == "docs/guide/configuration.md"
     assert _title(_text(skills)).startswith("[1] skill:release-checklist")
 
 
@@ -130,7 +130,7 @@ def _title(text: str) -> str:
 async def test_the_optional_stages_say_what_they_did_in_the_structured_funnel_and_the_header_counts(
     tmp_path: Path,
 ) -> None:
-    env = {**fixture_env(), "AGENTTY_RAG_PRF": "1", "AGENTTY_RAG_CORRECT": "1"}
+    env = {**fixture_env(tmp_path), "AGENTTY_RAG_PRF": "1", "AGENTTY_RAG_CORRECT": "1"}
     async with Client(server(tmp_path, **env)) as client:
         result = await client.call_tool(
             "search_docs", {"query": "shipyard sits behind nginx and following logs keeps disconnecting", "k": 5}
@@ -172,7 +172,7 @@ async def test_bad_input_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
     assert escape.is_error and "outside the workspace root" in _text(escape)
     assert language.is_error and "unknown language 'klingon'; known:" in _text(language)
     assert big_k.is_error and "50" in _text(big_k)
-    assert not still_fine.is_error and "[1] docs:a.md:1-3" in _text(still_fine)
+    assert not still_fine.is_error and "[1] docs:docs/a.md:1-3" in _text(still_fine)
 
 
 async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_path: Path) -> None:
@@ -218,11 +218,11 @@ async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, c
     assert result is not None and _text(result).startswith("search_docs · hybrid · funnel ")
     assert "+" in _text(result).split("\n")[0]  # the two legs' counts, joined
     assert result.structured_content is not None
-    assert result.structured_content["results"][0]["path"] == "vehicles.md"
+    assert result.structured_content["results"][0]["path"] == "docs/vehicles.md"
 
 
 async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path) -> None:
-    async with Client(server(tmp_path, **fixture_env())) as client:
+    async with Client(server(tmp_path, **fixture_env(tmp_path))) as client:
         prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
         result = await client.get_prompt(
             "context_for", {"question": "which bucket permissions does the artifact store need?"}
@@ -230,7 +230,7 @@ async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path
         off_topic = await client.get_prompt("context_for", {"question": "write a haiku about autumn leaves"})
     assert "context_for" in prompts
     text = result.messages[0].content.text  # type: ignore[union-attr]
-    assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:guide/artifacts.md:" in text
+    assert text.startswith("[retrieved context · bm25 · confidence ") and "docs:docs/guide/artifacts.md:" in text
     assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentty_rag.sources.code import CodeSource
-from agentty_rag.sources.docs import DocsSource
+from agentty_rag.sources.docs import DocsRoots, DocsSource
 from agentty_rag.sources.frontmatter import parse_front_matter
 from agentty_rag.sources.memory import MemorySource, parse_fact_log
 from agentty_rag.sources.skills import SkillsSource
@@ -44,17 +44,17 @@ def test_docs_folder_reads_every_text_format_and_counts_what_it_skips(tmp_path: 
             "docs/huge.md": "x" * 5000,
         },
     )
-    source = DocsSource(tmp_path / "docs", tmp_path, max_bytes=4096)
+    source = DocsSource(DocsRoots(tmp_path, tmp_path / "docs", tmp_path), max_bytes=4096)
     documents, skipped = _load_all(source)
     assert sorted(documents) == [
-        ("api.rst", "rst"),
-        ("book.adoc", "asciidoc"),
-        ("example.json", "config"),
-        ("example.toml", "config"),
-        ("example.yaml", "config"),
-        ("guide.md", "markdown"),
-        ("notes.txt", "text"),
-        ("page.mdx", "markdown"),
+        ("docs/api.rst", "rst"),
+        ("docs/book.adoc", "asciidoc"),
+        ("docs/example.json", "config"),
+        ("docs/example.toml", "config"),
+        ("docs/example.yaml", "config"),
+        ("docs/guide.md", "markdown"),
+        ("docs/notes.txt", "text"),
+        ("docs/page.mdx", "markdown"),
     ]
     assert skipped == {"binary": 1, "undecodable": 1, "too large": 1}
 

@@ -76,7 +76,7 @@ def test_a_fresh_workspace_reads_as_one_line_per_fact() -> None:
         [
             "workspace: /w",
             "docs: 3 files, 7 chunks — fresh (updated 2026-01-02T03:04:05+0000)",
-            "  docs folder: ./docs — 2 files",
+            "  docs: ./docs — 2 files",
             "  skills: 0 files (./.agentty/skills does not exist)",
             "  memory: ./.agentty/memory — 1 file",
             "  skipped: nothing",
@@ -152,7 +152,7 @@ def test_switched_off_sources_say_which_variable_switched_them_off() -> None:
         "code": RootFolder(False, Folder("/w", "./.", True)),
     }
     lines = render_status(_report(sources=off)).splitlines()
-    assert "  docs folder: off (AGENTTY_RAG_DOCS=0)" in lines and "  skills: off (AGENTTY_RAG_SKILLS=0)" in lines
+    assert "  docs: off (AGENTTY_RAG_DOCS=0)" in lines and "  skills: off (AGENTTY_RAG_SKILLS=0)" in lines
     assert "  memory: off (AGENTTY_RAG_MEMORY=0)" in lines and "  off (AGENTTY_RAG_CODE=0)" in lines
 
 
@@ -209,9 +209,12 @@ def test_gathered_report_agrees_with_the_workspace_in_text_and_json(tmp_path: Pa
     assert report.state == StateFolder(True, "ours", ("memory/",))
     text = render_status(report)
     assert f"(found .git above {tmp_path / 'docs'})" in text.splitlines()[0]
-    assert "  docs folder: ./docs — 1 file" in text and "    too large: big.md" in text
+    assert "  docs: every document under ./ — 1 file" in text and "    too large: docs/big.md" in text
     data = json.loads(json.dumps(status_json(report)))
-    assert data["indexes"]["docs"]["skipped"] == {"counts": {"too large": 1}, "examples": {"too large": ["big.md"]}}
+    assert data["indexes"]["docs"]["skipped"] == {
+        "counts": {"too large": 1},
+        "examples": {"too large": ["docs/big.md"]},
+    }
     assert data["workspace"] == {"root": str(tmp_path), "start": str(tmp_path / "docs"), "how": "found .git"}
     assert data["next"] == list(report.next)
 
@@ -227,8 +230,8 @@ def test_a_preview_ranks_folders_and_sources_by_file_count(tmp_path: Path) -> No
     )
     workspace = Workspace(tmp_path, load_settings({**LEXICAL, "HOME": str(tmp_path / "home")}))
     preview = previewed(workspace, "docs")
-    assert (preview.files, preview.kind_label, preview.by_kind) == (3, "source", (("docs folder", 2), ("memory", 1)))
-    assert render_preview((preview,)).splitlines()[2] == "  by source: docs folder 2, memory 1"
+    assert (preview.files, preview.kind_label, preview.by_kind) == (3, "source", (("docs", 2), ("memory", 1)))
+    assert render_preview((preview,)).splitlines()[2] == "  by source: docs 2, memory 1"
 
 
 def test_a_preview_names_eight_counts_then_how_many_more() -> None:

@@ -68,7 +68,7 @@ def test_a_paraphrase_with_no_shared_words_is_found_only_when_hybrid(
     server = compat_server()
     hybrid = _ws(tmp_path, server).search_docs(PARAPHRASE)
     assert hybrid.result.mode == "hybrid"
-    assert hybrid.structured["results"][0]["path"] == "vehicles.md"
+    assert hybrid.structured["results"][0]["path"] == "docs/vehicles.md"
     assert hybrid.text.startswith("search_docs · hybrid · funnel ") and "+" in hybrid.text.split("\n")[0]
 
 
@@ -94,7 +94,7 @@ def test_a_failed_probe_leaves_the_session_lexical_within_the_bound(
         "slow": "timeout",
     }[case]
     assert first.result.mode.startswith("bm25 (dense unavailable: ") and expected in first.result.mode
-    assert first.structured["results"][0]["path"] == "vehicles.md"
+    assert first.structured["results"][0]["path"] == "docs/vehicles.md"
     started = time.monotonic()
     workspace.search_docs("tomato seedlings")
     # no later search pays a network timeout (2 s here, the server answering after 5 s); a loaded machine's

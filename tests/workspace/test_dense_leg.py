@@ -45,7 +45,7 @@ def test_the_fake_backend_makes_the_session_hybrid(tmp_path: Path) -> None:
     outcome = workspace.search_docs("engine oil automobile")
     assert outcome.result.mode == "hybrid"
     assert outcome.text.startswith("search_docs · hybrid · funnel ") and "+" in outcome.text.split("\n")[0]
-    assert outcome.structured["results"][0]["path"] == "vehicles.md"
+    assert outcome.structured["results"][0]["path"] == "docs/vehicles.md"
     assert workspace.dense.describe() == f"ready: fake-nomic-embed-text ({DIMENSION}-d) in-process"
     status = workspace.dense_status("docs")
     assert status == {
@@ -75,7 +75,7 @@ def test_a_failed_probe_leaves_the_session_lexical_and_says_why(tmp_path: Path) 
     _fake(workspace).failing = "connection refused at nowhere"
     outcome = workspace.search_docs("engine oil")
     assert outcome.result.mode == "bm25 (dense unavailable: connection refused at nowhere)"
-    assert outcome.structured["results"][0]["path"] == "vehicles.md"
+    assert outcome.structured["results"][0]["path"] == "docs/vehicles.md"
     assert workspace.dense.describe() == "unavailable: connection refused at nowhere"
 
 

@@ -45,7 +45,7 @@ def code(tmp_path: Path) -> Path:
 
 
 def test_the_hook_asks_for_the_proactive_block(tmp_path: Path, asked: list[SearchRequest]) -> None:
-    workspace = Workspace(tmp_path, load_settings(fixture_env()))
+    workspace = Workspace(tmp_path, load_settings(fixture_env(tmp_path)))
     workspace.index("docs").refresh()
     injection = proactive_context(workspace, HookEvent("which bucket permissions does the artifact store need?"), True)
     workspace.close()

@@ -16,7 +16,7 @@ from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsSource
 from agentty_rag.sources.memory import MemorySource
 from agentty_rag.sources.skills import SkillsSource
-from agentty_rag.workspace.places import PLACES, Places, index_config, index_names
+from agentty_rag.workspace.places import PLACES, Places, docs_source, index_config, index_names
 from tests.conftest import write
 
 
@@ -107,7 +107,7 @@ def test_the_manifest_records_the_folders_of_the_sources_read(tmp_path: Path) ->
     root = places.root
     assert index_config("docs", places).roots == {
         "workspace": str(root),
-        "docs": str(root / "docs"),
+        "docs": str(root),
         "skills": os.pathsep.join([str(root / ".agentty" / "skills"), str(home / ".agentty" / "skills")]),
         "memory": str(root / ".agentty" / "memory"),
     }
@@ -123,11 +123,16 @@ def test_a_kind_the_settings_turn_off_is_not_read(tmp_path: Path) -> None:
     assert index_config("code", places).sources == ()
 
 
-def test_without_a_docs_folder_the_docs_index_reads_skills_and_memory_only(tmp_path: Path) -> None:
-    assert [type(s) for s in index_config("docs", _places(tmp_path)).sources] == [SkillsSource, MemorySource]
-    write(tmp_path, {".agentty/knowledge/a.md": "# A\n"})
+def test_the_docs_are_read_from_the_workspace_root_unless_a_folder_is_named(tmp_path: Path) -> None:
     places = _places(tmp_path)
-    assert places.docs_root() == places.root / ".agentty" / "knowledge"
+    assert [type(s) for s in index_config("docs", places).sources] == [DocsSource, SkillsSource, MemorySource]
+    assert (places.docs_folder(), places.docs_root()) == (None, places.root)
+    write(tmp_path, {".agentty/knowledge/a.md": "# A\n", "README.md": "# R\n", "notes/b.md": "# B\n"})
+    source = docs_source(places)
+    assert [f.key for f in source.scan().files] == ["docs:.agentty/knowledge/a.md", "docs:README.md", "docs:notes/b.md"]
+    named = _places(tmp_path, AGENTTY_DOCS_DIR="notes")
+    assert named.docs_root() == named.root / "notes"
+    assert [f.key for f in docs_source(named).scan().files] == ["docs:notes/b.md"]
 
 
 def test_how_an_index_is_kept_comes_from_the_settings(tmp_path: Path) -> None:

@@ -57,11 +57,17 @@ def test_the_arguments_are_checked_in_the_order_they_are_read(tmp_path: Path) ->
 
 def test_a_docs_scope_is_read_from_the_docs_folder_or_the_workspace(tmp_path: Path) -> None:
     write(tmp_path, {"docs/guide/auth.md": "# Auth\n"})
+    write(tmp_path, {"guide/README.md": "# Guide\n"})
     places = _places(tmp_path)
     scoped = [docs_request(places, "x", 3, scope).filters.scope for scope in ("guide", "docs/guide", ".", "")]
-    assert scoped == ["guide", "guide", None, None]
-    with pytest.raises(BadRequest, match="no docs folder to scope"):
-        docs_request(_places(tmp_path / "docs" / "guide"), "x", 3, "auth.md")
+    assert scoped == ["guide", "docs/guide", None, None]  # every document: paths from the workspace root
+    named = _places(tmp_path, AGENTTY_DOCS_DIR="docs")
+    scoped = [docs_request(named, "x", 3, scope).filters.scope for scope in ("docs/guide", "guide/auth.md")]
+    assert scoped == ["docs/guide", "docs/guide/auth.md"]  # read from the docs folder when not from the root
+    with pytest.raises(BadRequest, match="is not inside the docs folder"):
+        docs_request(named, "x", 3, "guide/README.md")
+    with pytest.raises(BadRequest, match="does not exist under the workspace root"):
+        docs_request(places, "x", 3, "nowhere")
 
 
 def test_a_code_scope_is_a_path_under_the_workspace_root(tmp_path: Path) -> None:

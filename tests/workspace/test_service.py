@@ -21,17 +21,18 @@ def _ws(root: Path, **env: str) -> Workspace:
 @pytest.fixture(scope="module")
 def fixtures_ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """The committed docs fixtures, with the index kept in a temporary workspace."""
-    return Workspace(tmp_path_factory.mktemp("ws"), load_settings(fixture_env()))
+    root = tmp_path_factory.mktemp("ws")
+    return Workspace(root, load_settings(fixture_env(root)))
 
 
 def test_known_passage_comes_first_with_provenance(fixtures_ws: Workspace) -> None:
     outcome = fixtures_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3)
     first = outcome.structured["results"][0]
     assert (first["path"], first["heading"]) == (
-        "guide/configuration.md",
+        "docs/guide/configuration.md",
         "Configuring Shipyard > Reloading without a restart",
     )
-    assert re.fullmatch(r"docs:guide/configuration\.md:\d+-\d+", first["provenance"])
+    assert re.fullmatch(r"docs:docs/guide/configuration\.md:\d+-\d+", first["provenance"])
     # the text of this answer: tests/snapshots/search_docs_config_reload.txt (test_rendered_answers.py)
 
 
@@ -48,13 +49,16 @@ def test_skill_and_memory_provenance_forms(fixtures_ws: Workspace) -> None:
 def test_scope_limits_results_inside_retrieval(fixtures_ws: Workspace) -> None:
     outcome = fixtures_ws.search_docs("token", k=4, scope="guide/auth")
     paths = [r["path"] for r in outcome.structured["results"]]
-    assert len(paths) == 4 and all(p.startswith("guide/auth/") for p in paths)
+    assert len(paths) == 4 and all(p.startswith("docs/guide/auth/") for p in paths)
+    assert [
+        r["path"] for r in fixtures_ws.search_docs("token", k=4, scope="docs/guide/auth").structured["results"]
+    ] == paths
 
 
 def test_empty_reason_when_nothing_is_indexed(tmp_path: Path) -> None:
     outcome = _ws(tmp_path).search_docs("anything")
     assert outcome.structured["results"] == []
-    assert "no docs indexed — set AGENTTY_DOCS_DIR or create ./docs" in outcome.text
+    assert "no docs indexed — no README, Markdown, reStructuredText or AsciiDoc file found under" in outcome.text
     missing = _ws(tmp_path, AGENTTY_DOCS_DIR="nowhere").search_docs("anything")
     assert "AGENTTY_DOCS_DIR=nowhere is not a folder" in missing.text
     assert "no code indexed" in _ws(tmp_path).search_code("anything").text
@@ -104,7 +108,7 @@ def test_empty_reason_while_the_first_build_is_still_running(tmp_path: Path, den
         (lambda w: w.search_docs("x", k=51), "k must be a whole number from 1 to 50"),
         (lambda w: w.search_docs("x", scope="../.."), "outside the workspace root"),
         (lambda w: w.search_docs("x", scope="/etc"), "outside the workspace root"),
-        (lambda w: w.search_docs("x", scope="nope/"), "does not exist in the docs folder"),
+        (lambda w: w.search_docs("x", scope="nope/"), "does not exist under the workspace root"),
         (lambda w: w.search_docs("x", sources=["wiki"]), "unknown source 'wiki'"),
         (lambda w: w.search_code("x", scope="../"), "outside the workspace root"),
         (lambda w: w.search_code("x", scope="/"), "outside the workspace root"),
@@ -129,7 +133,7 @@ def test_huge_queries_are_cut_with_a_note(tmp_path: Path) -> None:
     write(tmp_path, {"docs/a.md": "# Install\n\nRun the installer.\n"})
     outcome = _ws(tmp_path).search_docs("installer " * 2000)
     assert "note: query cut to its first 4000 characters" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "a.md"
+    assert outcome.structured["results"][0]["path"] == "docs/a.md"
 
 
 def test_code_search_finds_the_definition_with_language_and_scope(tmp_path: Path) -> None:

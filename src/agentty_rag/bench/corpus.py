@@ -56,7 +56,7 @@ def copy_corpus(workspace: Workspace, name: str, destination: Path) -> CopiedCor
     variables = {variable.attr: variable.name for variable in VARIABLES}
     for spec in kinds_of(name):
         if spec.folder_setting:
-            (destination / spec.copy_folder).mkdir(exist_ok=True)
+            (destination / spec.copy_folder).mkdir(parents=True, exist_ok=True)
             overrides[variables[spec.folder_setting]] = str(destination / spec.copy_folder)
     return CopiedCorpus(destination, overrides, files, total, skipped)
 
@@ -66,7 +66,7 @@ def _copied_path(spec: SourceSpec, destination: Path, path: Path, rel: str) -> P
     folder of the same name as its own, which is the skill's default name."""
     if spec.keeps_folder:
         return destination / spec.copy_folder / path.parent.name / path.name
-    return destination / spec.copy_folder / rel
+    return destination / spec.copy_folder / rel.lstrip("/")  # a docs folder outside the workspace: absolute
 
 
 # -- known-item queries ---------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -164,9 +164,10 @@ def reconcile(
 ) -> tuple[list[Query], list[str]]:
     """Labels as the corpus names its files, and a warning for each label that matches nothing.
 
-    A docs label written relative to the workspace (``docs/guide/install.md``) is read relative to the docs
-    folder (``guide/install.md``) when that names a file of the corpus; ``docs_prefix`` is the docs folder
-    relative to the workspace (``docs/``). The queries still run with the labels that match nothing.
+    Docs passages are named by their path from the workspace root (``docs/guide/install.md``); a docs label
+    written relative to the docs folder (``guide/install.md``) is read as that folder's file: ``docs_prefix``
+    (the docs folder relative to the workspace, ``docs/``) before it, else the one file of the corpus whose
+    path ends with it. The queries still run with the labels that match nothing.
     """
     by_file: dict[str, list[Chunk]] = {}
     for chunk in chunks:
@@ -176,9 +177,9 @@ def reconcile(
     for query in queries:
         labels: list[Label] = []
         for label in query.labels:
-            inside = label.path.removeprefix(docs_prefix) if docs_prefix else label.path
-            if label.file_id not in by_file and label.source == "docs" and f"docs:{inside}" in by_file:
-                label = replace(label, path=inside)
+            if label.file_id not in by_file and label.source == "docs":
+                found = _docs_file(label.path, docs_prefix, by_file)
+                label = replace(label, path=found) if found else label
             own = by_file.get(label.file_id, [])
             if label.symbol:
                 label = replace(label, symbol_spans=definition_spans(own, label.symbol))
@@ -189,6 +190,15 @@ def reconcile(
                 warnings.append(f"query {query.id}: {_describe(label)} names no passage of {label.file_id}")
         fixed.append(replace(query, labels=tuple(labels)))
     return fixed, warnings
+
+
+def _docs_file(path: str, docs_prefix: str, by_file: Mapping[str, object]) -> str:
+    """The corpus's docs file a label relative to the docs folder names ("" when none, or several)."""
+    if docs_prefix and f"docs:{docs_prefix}{path}" in by_file:
+        return docs_prefix + path
+    ending = "/" + path.lstrip("/")
+    found = [key.removeprefix("docs:") for key in by_file if key.startswith("docs:") and key.endswith(ending)]
+    return found[0] if len(found) == 1 else ""
 
 
 def definition_spans(chunks: Sequence[Chunk], symbol: str) -> tuple[tuple[int, int], ...]:
@@ -231,7 +241,7 @@ def _describe(label: Label) -> str:
 def docs_prefix_of(workspace: Workspace) -> str:
     """The docs folder relative to the workspace (``docs/``), or "" when it lies elsewhere."""
     docs = workspace.docs_root()
-    if docs is None or workspace.root not in docs.parents:
+    if workspace.root not in docs.parents:
         return ""
     return docs.relative_to(workspace.root).as_posix() + "/"
 

@@ -114,7 +114,7 @@ def _sources_where_they_are(workspace: Workspace, corpus: str) -> dict[str, str]
         "AGENTTY_SKILLS_DIRS": os.pathsep.join(str(p) for p in workspace.skills_dirs()),
         "AGENTTY_MEMORY_DIR": str(workspace.memory_dir()),
     }
-    if docs is not None:
+    if workspace.settings.docs_dir is not None:  # narrowed to one folder: keep it narrowed
         overrides["AGENTTY_DOCS_DIR"] = str(docs)
     return overrides
 

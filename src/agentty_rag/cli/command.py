@@ -76,6 +76,7 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool, publish: bo
     ``publish``, write the code index to the shared collection."""
     from agentty_rag.render import counted
     from agentty_rag.status.report import preview
+    from agentty_rag.workspace.places import nothing_indexed
 
     names = ("docs", "code") if which == "all" else (which,)
     workspace.dense.patient = True  # a batch: an embedding server still loading its model is waited for
@@ -85,17 +86,15 @@ def _index(workspace: Any, which: str, rebuild: bool, dry_run: bool, publish: bo
         return 0
     for name in names:
         index = workspace.index(name)
-        no_docs = name == "docs" and workspace.docs_root() is None and workspace.settings.docs_enabled
-        if no_docs:
-            print("docs: no docs folder found (looked in ./docs, ./.agentty/knowledge); set AGENTTY_DOCS_DIR")
         progress = _Progress(name)
         try:
             report = index.refresh(force_rebuild=rebuild, progress=progress)
         finally:
             progress.close()
         what = "rebuilt" if report.rebuilt else "updated" if report.changed_anything else "already fresh"
-        if no_docs and index.n_files == 0:
-            continue  # no skills or memory either: the line above said it all
+        if name == "docs" and index.n_files == 0:
+            print(f"docs: {nothing_indexed('docs', workspace.places)}")
+            continue
         print(
             f"{name}: {what} — {counted(index.n_files, 'file')}, {counted(index.n_chunks, 'chunk')} "
             f"({report.added} added, {report.changed} changed, {report.removed} removed, "

@@ -20,7 +20,19 @@ from agentty_rag.config.generation import GenerationSettings
 from agentty_rag.config.graph import GraphSettings
 from agentty_rag.config.mcp_resources import McpSettings
 from agentty_rag.config.ranking import RankingSettings
-from agentty_rag.config.variables import KIB, MIB, choice, flag, folder, folders, integer, number, source_list, text
+from agentty_rag.config.variables import (
+    KIB,
+    MIB,
+    choice,
+    flag,
+    folder,
+    folders,
+    integer,
+    names,
+    number,
+    source_list,
+    text,
+)
 
 
 @dataclass(frozen=True)
@@ -29,9 +41,18 @@ class SourcesSettings:
 
     docs_dir: Path | None = folder(
         "AGENTTY_DOCS_DIR",
-        "Docs folder (relative to the workspace root). Unset: `./docs`, else `./.agentty/knowledge`.",
+        "The one folder search_docs reads documents from (relative to the workspace root), every text file in "
+        "it. Unset: every document of the workspace (README files, Markdown, reStructuredText and AsciiDoc "
+        "anywhere, plain text in docs folders), minus what `.gitignore` and `.agentty/ignore` exclude, "
+        "dependency, build and vendored folders, and test data.",
     )
-    docs_enabled: bool = flag("AGENTTY_RAG_DOCS", True, "Index the docs folder for search_docs.")
+    docs_languages: tuple[str, ...] | None = names(
+        "AGENTTY_DOCS_LANGUAGES",
+        "Languages of translated docs to index besides the default one (language tags: `de,ja`; `all` for "
+        "every one). Unset: the default language only, and the language of a question asked in another one "
+        "when the docs have it.",
+    )
+    docs_enabled: bool = flag("AGENTTY_RAG_DOCS", True, "Index the documents for search_docs.")
     skills_enabled: bool = flag("AGENTTY_RAG_SKILLS", True, "Index installed skills (folders holding a `SKILL.md`).")
     skills_dirs: tuple[Path, ...] | None = folders(
         "AGENTTY_SKILLS_DIRS",

@@ -157,7 +157,7 @@ def _source_lines(spec: SourceSpec, folders: SourceFolders, files: int) -> list[
     if isinstance(folders, FoundFolder):
         if folders.folder is None:
             return [f"  {label}none found (looked in {', '.join(folders.looked_in)})"]
-        return [f"  {label}{folders.folder.shown} — {counted(files, 'file')}"]
+        return _found_lines(label, folders, files)
     if isinstance(folders, Folders):
         shown = "; ".join(f.shown + ("" if f.exists else " does not exist") for f in folders.folders)
         return [f"  {label}{counted(files, 'file')} ({shown})"]
@@ -165,6 +165,22 @@ def _source_lines(spec: SourceSpec, folders: SourceFolders, files: int) -> list[
         missing = f" ({spec.words.missing})" if spec.words.missing else ""
         return [f"  {label}{folders.folder.shown} does not exist{missing}"]
     return [f"  {label}{folders.folder.shown} — {counted(files, 'file')}"]
+
+
+def _found_lines(label: str, folders: FoundFolder, files: int) -> list[str]:
+    """Where a kind found its files: each folder with its count, and the translations left out."""
+    lines = [f"  {label}{folders.folder.shown if folders.folder else ''} — {counted(files, 'file')}"]
+    if folders.found and len(folders.found) > 1 or (folders.found and folders.found[0][0] != "./"):
+        lines.append(f"    found in: {_ranked(folders.found)}")
+    if folders.languages:
+        lines.append(f"    languages indexed besides the default: {', '.join(folders.languages)}")
+    if folders.translations:
+        left = ", ".join(f"{lang} {n:,}" for lang, n in folders.translations)
+        lines.append(
+            f"    translations not indexed: {left} — AGENTTY_DOCS_LANGUAGES=LANG,… (or all) adds them; "
+            "a question asked in one of them adds its language"
+        )
+    return lines
 
 
 def _skipped_lines(skipped: Skipped) -> list[str]:

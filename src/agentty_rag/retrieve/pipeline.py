@@ -37,21 +37,25 @@ class Filters:
         scope: a path prefix the chunk's ``ref`` must equal or lie under (a file or a folder).
         sources: source kinds admitted (``docs``, ``skill``, ``memory``, ``code``).
         languages: languages admitted (code).
+        hidden: refs never shown (the other copies of a translated document).
     """
 
     scope: str | None = None
     sources: tuple[str, ...] | None = None
     languages: tuple[str, ...] | None = None
+    hidden: frozenset[str] = frozenset()
 
     @property
     def active(self) -> bool:
-        return self.scope is not None or self.sources is not None or self.languages is not None
+        return self.scope is not None or self.sources is not None or self.languages is not None or bool(self.hidden)
 
     def key(self) -> str:
-        return repr((self.scope, self.sources, self.languages))
+        return repr((self.scope, self.sources, self.languages, hash(tuple(sorted(self.hidden)))))
 
     def admits(self, source: str, ref: str, language: str) -> bool:
         if self.sources is not None and source not in self.sources:
+            return False
+        if ref in self.hidden:
             return False
         if self.languages is not None and language not in self.languages:
             return False

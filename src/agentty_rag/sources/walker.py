@@ -53,6 +53,9 @@ class WalkRules:
             as ``over file cap``.
         max_bytes: larger files are skipped as ``too large``.
         secrets: also accept secrets-looking files.
+        judge: for a file ``accept`` took, by its name and its path in the workspace: None to keep it, a
+            reason to skip it and report why, "" to leave it out silently (the docs' rules by location).
+        prune: for a folder, by its name and its path in the workspace: whether the walk leaves it out.
     """
 
     accept: Callable[[str], bool]
@@ -60,6 +63,8 @@ class WalkRules:
     max_files: int = 1_000_000
     max_bytes: int = 1 << 30
     secrets: bool = False
+    judge: Callable[[str, str], str | None] | None = None
+    prune: Callable[[str, str], bool] | None = None
 
 
 _by_name = operator.attrgetter("name")
@@ -136,11 +141,15 @@ def judge_name(rules: WalkRules, name: str, is_dir: bool, ws_rel: str, dir_ignor
     """What a walk does with an entry (not a link), from its name, its type and the ignore rules in its
     folder (None: nothing, silently)."""
     if is_dir:
-        if is_pruned_dir(name) or dir_ignore.ignored(ws_rel, True):
+        if is_pruned_dir(name) or (rules.prune is not None and rules.prune(name, ws_rel)):
+            return None
+        if dir_ignore.ignored(ws_rel, True):
             return None
         if not is_utf8_name(name):
             return (SKIP, name, "name not UTF-8")
         return (DIR, name, "")
+    if rules.judge is not None and not rules.accept(name):
+        return None  # a walk that judges by location reports only what it would index (not every .env)
     secret = not rules.secrets and is_secret_name(name)
     if not secret and not rules.accept(name):
         return None  # never indexed, whatever the ignore rules say: no pattern test needed
@@ -153,6 +162,9 @@ def judge_name(rules: WalkRules, name: str, is_dir: bool, ws_rel: str, dir_ignor
         return (SKIP, name, "name not UTF-8")
     if is_generated_name(name):
         return (SKIP, name, "generated")
+    verdict = rules.judge(name, ws_rel) if rules.judge is not None else None
+    if verdict is not None:
+        return (SKIP, name, verdict) if verdict else None
     return (FILE, name, "")
 
 

@@ -194,7 +194,8 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
         steps.append(f"`agentty-rag index {which}` builds the index now (the first search would build it anyway)")
     for name, state in indexes.items():
         first = kinds_of(name)[0]  # an index's first kind speaks for it
-        if first.words.none_read and switched_on(first, s) and state.built and state.files == 0:
+        nothing = state.files == 0 and (state.built or not state.to_index)
+        if first.words.none_read and switched_on(first, s) and nothing:
             steps.append(first.words.none_read.format(root=workspace.root))
     for name, state in indexes.items():
         for reason, count in state.skipped.counts.items():

@@ -29,12 +29,16 @@ class Folder:
 
 @dataclass(frozen=True)
 class FoundFolder:
-    """A source read from the first of its folders that exists (docs): the one found (None: none), and where
-    it was looked for."""
+    """A source found where it lies (docs): the folder read (None: none), where it was looked for, the folders
+    that hold its files (each with its count, most first), the translated languages left out (each with its
+    count) and those indexed besides the default."""
 
     enabled: bool
     folder: Folder | None
     looked_in: tuple[str, ...]
+    found: tuple[tuple[str, int], ...] = ()
+    translations: tuple[tuple[str, int], ...] = ()
+    languages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

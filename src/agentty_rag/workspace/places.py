@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentty_rag.chunking import ChunkingConfig
@@ -25,10 +25,12 @@ from agentty_rag.mcp_resources.source import McpSource
 from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
-from agentty_rag.sources.docs import DocsSource
+from agentty_rag.sources.docs import DocsRoots, DocsSource
 from agentty_rag.sources.memory import MemorySource
 from agentty_rag.sources.skills import SkillsSource
+from agentty_rag.sources.translations import language_tag
 from agentty_rag.sources.walker import folder_boundary
+from agentty_rag.state.languages import add_asked_language, asked_languages
 from agentty_rag.status.types import Folder, Folders, FoundFolder, OneFolder, RootFolder, SourceFolders
 from agentty_rag.workspace.repository import collection_name, repository_name
 
@@ -46,6 +48,7 @@ class Places:
     root: Path
     settings: Settings
     resources: Callable[[], Snapshot] | None = None
+    asked: set[str] = field(default_factory=set, compare=False, hash=False)  # languages asked this process
 
     @property
     def state_dir(self) -> Path:
@@ -73,24 +76,28 @@ class Places:
         """A folder as ``status`` reports it: its path, how it is shown, whether it exists."""
         return Folder(str(path), self.shown(path), path.is_dir())
 
-    def docs_candidates(self) -> tuple[Path, Path]:
-        """Where the docs folder is looked for when ``AGENTTY_DOCS_DIR`` is unset: ``./docs``, then
-        ``./.agentty/knowledge``."""
-        return self.root / "docs", self.state_dir / "knowledge"
-
     def docs_folder(self) -> Path | None:
-        """The docs folder as named: ``AGENTTY_DOCS_DIR``, else ``./docs``, else ``./.agentty/knowledge``."""
-        if self.settings.docs_dir is not None:
-            return self.settings.docs_dir
-        for candidate in self.docs_candidates():
-            if candidate.is_dir():
-                return candidate
-        return None
+        """The one docs folder ``AGENTTY_DOCS_DIR`` names (None: the documents of the whole workspace)."""
+        return self.settings.docs_dir
 
-    def docs_root(self) -> Path | None:
-        """The docs folder's real path (None when none exists)."""
+    def docs_root(self) -> Path:
+        """Where the docs' paths start: the named folder's real path, else the workspace root."""
         folder = self.docs_folder()
-        return None if folder is None else self.resolve(folder)
+        return self.root if folder is None else self.resolve(folder)
+
+    def docs_languages(self) -> frozenset[str] | None:
+        """The translated languages the docs index holds besides the default (None: every one):
+        ``AGENTTY_DOCS_LANGUAGES`` and the languages questions asked for (``.agentty/languages.json``)."""
+        named = self.settings.docs_languages or ()
+        if any(name.lower() == "all" for name in named):
+            return None
+        tags = {tag for name in named if (tag := language_tag(name)) is not None}
+        return frozenset(tags | self.asked | asked_languages(self.state_dir))
+
+    def ask_language(self, language: str) -> None:
+        """Index the docs' translations into ``language`` from now on (a question asked in it)."""
+        self.asked.add(language)
+        add_asked_language(self.state_dir, language)
 
     def skills_dirs(self) -> tuple[Path, ...]:
         """The skills folders: ``AGENTTY_SKILLS_DIRS``, else the workspace's and the user's ``.agentty/skills``."""
@@ -120,13 +127,19 @@ class Opened:
     roots: Mapping[str, str] = field(default_factory=dict)
 
 
-def _docs(places: Places) -> Opened | None:
-    s = places.settings
+def docs_source(places: Places) -> DocsSource:
+    """The workspace's documents, as the settings narrow them."""
     folder = places.docs_folder()
-    if not s.docs_enabled or folder is None:
+    roots = DocsRoots(places.root, None if folder is None else places.resolve(folder))
+    if folder is not None:
+        roots = replace(roots, boundary=places.boundary(folder))
+    return DocsSource(roots, places.settings.docs_max_bytes, places.docs_languages)
+
+
+def _docs(places: Places) -> Opened | None:
+    if not places.settings.docs_enabled:
         return None
-    docs_root = places.resolve(folder)
-    return Opened(DocsSource(docs_root, places.boundary(folder), s.docs_max_bytes), {"docs": str(docs_root)})
+    return Opened(docs_source(places), {"docs": str(places.docs_root())})
 
 
 def _skills(places: Places) -> Opened | None:
@@ -160,9 +173,25 @@ def _mcp(places: Places) -> Opened | None:
 
 
 def _docs_status(places: Places) -> FoundFolder:
-    s, found = places.settings, places.docs_root()
-    looked_in = (str(s.docs_dir),) if s.docs_dir is not None else tuple(map(places.shown, places.docs_candidates()))
-    return FoundFolder(s.docs_enabled, places.status_folder(found) if found is not None else None, looked_in)
+    """Where the documents were found: the folder named, or the workspace's folders that hold documents, each
+    with its count, and the translations left out."""
+    s, root = places.settings, places.docs_root()
+    looked_in = (str(s.docs_dir),) if s.docs_dir is not None else ("every document under ./",)
+    if not s.docs_enabled or not root.is_dir():
+        return FoundFolder(s.docs_enabled, None, looked_in)
+    source = docs_source(places)
+    source.scan()
+    scan = source.last
+    folder = places.status_folder(root)
+    if s.docs_dir is None:
+        folder = replace(folder, shown="every document under ./")
+    translations = scan.translations
+    indexed = places.docs_languages()
+    left_out = tuple(
+        (lang, n) for lang, n in translations.counts.items() if indexed is not None and lang not in indexed
+    )
+    kept = tuple(lang for lang in translations.counts if indexed is None or lang in indexed)
+    return FoundFolder(s.docs_enabled, folder, looked_in, scan.folders, left_out, kept)
 
 
 def _skills_status(places: Places) -> Folders:
@@ -194,7 +223,7 @@ class KindPlaces:
 
 # Each kind of the registry in a workspace.
 PLACES: Mapping[str, KindPlaces] = {
-    "docs": KindPlaces(_docs, _docs_status, Places.docs_root),
+    "docs": KindPlaces(_docs, _docs_status, lambda places: places.root),
     "skill": KindPlaces(_skills, _skills_status),
     "memory": KindPlaces(_memory, _memory_status),
     "code": KindPlaces(_code, _code_status, lambda places: places.root),
@@ -325,6 +354,7 @@ __all__ = [
     "KindPlaces",
     "Opened",
     "Places",
+    "docs_source",
     "index_config",
     "index_names",
     "misplaced",

@@ -93,25 +93,26 @@ def _inside_root(scope: str, base: Path, root: Path) -> Path:
 
 
 def docs_scope(scope: str | None, places: Places) -> str | None:
-    """A scope as a path prefix relative to the docs folder (None: no scope)."""
+    """A scope as the path prefix docs passages are cited by: relative to the workspace root (a path given
+    relative to a named docs folder is read from there too); None: no scope."""
     if scope is None or scope.strip() in _WHOLE:
         return None
-    docs_folder = places.docs_folder()
-    if docs_folder is None:
-        raise BadRequest(f"scope {scope!r} given, but there is no docs folder to scope")
-    docs_root = places.resolve(docs_folder)
-    if not is_inside(str(docs_root), str(places.boundary(docs_folder))):
+    docs_root, folder = places.docs_root(), places.docs_folder()
+    if folder is not None and not is_inside(str(docs_root), str(places.boundary(folder))):
         raise BadRequest(f"scope {scope!r} given, but the docs folder links outside the workspace ({docs_root})")
-    candidates = [_inside_root(scope, docs_root, places.root)]
-    if not Path(scope).is_absolute():
-        candidates.append(_inside_root(scope, places.root, places.root))
+    candidates = [_inside_root(scope, places.root, places.root)]
+    if folder is not None and not Path(scope.strip()).is_absolute():
+        candidates.append(_inside_root(scope, docs_root, places.root))
     for target in candidates:
-        if target.exists():
-            if not is_inside(str(target), str(docs_root)):
-                raise BadRequest(f"scope {scope!r} is not inside the docs folder {docs_root}")
-            rel = os.path.relpath(target, docs_root).replace(os.sep, "/")
-            return "" if rel == "." else rel
-    raise BadRequest(f"scope {scope!r} does not exist in the docs folder {docs_root}")
+        if not target.exists():
+            continue
+        if folder is not None and not is_inside(str(target), str(docs_root)):
+            raise BadRequest(f"scope {scope!r} is not inside the docs folder {docs_root} (AGENTTY_DOCS_DIR)")
+        if not is_inside(str(target), str(places.root)):
+            return target.as_posix()  # a docs folder named outside the workspace: its paths are absolute
+        rel = os.path.relpath(target, places.root).replace(os.sep, "/")
+        return "" if rel == "." else rel
+    raise BadRequest(f"scope {scope!r} does not exist under the workspace root {places.root}")
 
 
 def code_scope(scope: str | None, root: Path) -> str | None:

@@ -31,6 +31,7 @@ from agentty_rag.workspace.answer import outcome_of
 from agentty_rag.workspace.attempt import Attempt, Lookup, empty_reason
 from agentty_rag.workspace.builds import Builds
 from agentty_rag.workspace.dense_leg import DenseLeg
+from agentty_rag.workspace.one_language import choose_language, docs_source_of, hidden_refs
 from agentty_rag.workspace.outcome import Outcome
 from agentty_rag.workspace.places import Places, index_config, nothing_indexed, paths_in
 from agentty_rag.workspace.request import SearchRequest, code_request, docs_request, ranking_request
@@ -75,8 +76,8 @@ class Workspace:
         """The workspace as results name it: its path when it is not the start folder, else ""."""
         return "" if self.root == self.start else str(self.root)
 
-    def docs_root(self) -> Path | None:
-        """The docs folder's real path (None when none exists)."""
+    def docs_root(self) -> Path:
+        """Where the docs' paths start: the folder ``AGENTTY_DOCS_DIR`` names, else the workspace root."""
         return self.places.docs_root()
 
     def skills_dirs(self) -> tuple[Path, ...]:
@@ -150,6 +151,8 @@ class Workspace:
             # The proactive hook answers fast: it never asks the shared index over the network.
             ask_shared = lookup.request.form != "context"
             notes = self._refresh(index, ask_shared)
+            lookup, more = self._in_one_language(lookup, ask_shared)
+            notes += more
             try:
                 retrieved = self._search(lookup)
             except IndexCorrupt as error:  # found while reading: rebuild it, then answer
@@ -177,6 +180,27 @@ class Workspace:
         # While the watcher starts, the refresh answers from the scan that started it and the result says
         # nothing of it (``index.storage.freshness``): a second or so, and the scan after the start follows.
         return ()
+
+    def _in_one_language(self, lookup: Lookup, ask_shared: bool) -> tuple[Lookup, tuple[str, ...]]:
+        """A docs search in one language (``one_language``): a question in a language the docs are translated
+        into indexes those translations first; the other copies of each document are hidden."""
+        source = docs_source_of(lookup.index)
+        if source is None or not source.last.translations.counts:
+            return lookup, ()
+        request = lookup.request
+        notes: tuple[str, ...] = ()
+        choice = choose_language(
+            request.query, request.filters.scope, source.last.translations, self.places.docs_languages()
+        )
+        if choice.ask:
+            for language in choice.ask:
+                self.places.ask_language(language)
+            notes = self._refresh(lookup.index, ask_shared)
+        hidden = hidden_refs(choice, source.last.translations, self.places.docs_languages())
+        if not hidden:
+            return lookup, notes
+        filters = replace(request.filters, hidden=hidden)
+        return replace(lookup, request=replace(request, filters=filters)), notes
 
     def _search(self, lookup: Lookup) -> Retrieved | None:
         """The ranking (None when the index holds nothing)."""
