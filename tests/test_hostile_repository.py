@@ -418,3 +418,35 @@ def test_every_secret_is_redacted_whole_and_placeholders_are_kept(tmp_path: Path
     assert "postgres://admin:[redacted Basic Auth Credentials]@db.internal" in stored
     assert 'password = "[redacted Secret Keyword]"' in stored
     assert workspace.index("code").status()["redacted"] == {"secrets": 6, "files": 1, "examples": ["src/settings.py"]}
+
+
+TUTORIAL_KEY = "09d25e094faa6ca2556c818166b7a9563b93f7099f6f0f4caa6cf63b88e8d3e7"  # fastapi's JWT tutorial
+
+
+def test_search_docs_shows_a_tutorials_example_values_and_still_redacts_a_real_looking_token(tmp_path: Path) -> None:
+    tutorial = (
+        "# OAuth2 with JWT tokens\n\n"
+        "Create a random secret key that will be used to sign the JWT tokens:\n\n"
+        "```Python\n"
+        f'SECRET_KEY = "{TUTORIAL_KEY}"\n'
+        'ALGORITHM = "HS256"\n\n'
+        "fake_users_db = {\n"
+        '    "johndoe": {"username": "johndoe", "hashed_password": "fakehashedsecret2"},\n'
+        "}\n"
+        "```\n\n"
+        "You will get your user's data, like:\n\n"
+        "```JSON\n"
+        '{"username": "johndoe", "hashed_password": "fakehashedsecret"}\n'
+        "```\n\n"
+        f"The deploy job signs the JWT tokens with {SECRETS['ghp']} from the CI settings.\n"
+    )
+    write(tmp_path, {"docs/tutorial/security/oauth2-jwt.md": tutorial})
+    found = _cli(tmp_path, "search-docs", "sign", "the", "JWT", "tokens", "secret", "key", "--json")
+    assert found.returncode == 0, found.stderr
+    text = json.dumps(json.loads(found.stdout))
+    assert f'SECRET_KEY = \\"{TUTORIAL_KEY}\\"' in text
+    assert '\\"hashed_password\\": \\"fakehashedsecret2\\"' in text
+    assert '\\"hashed_password\\": \\"fakehashedsecret\\"' in text
+    assert SECRETS["ghp"] not in text and GITHUB_BODY not in text and "[redacted GitHub Token]" in text
+    shown = _cli(tmp_path, "search-docs", "sign", "the", "JWT", "tokens", "secret", "key").stdout
+    assert f'SECRET_KEY = "{TUTORIAL_KEY}"' in shown and SECRETS["ghp"] not in shown

@@ -15,6 +15,23 @@ A free-standing high-entropy string is not redacted: on real code it flags hashe
 identifiers far more often than secrets. A secret becomes ``[redacted Private Key]`` with its line breaks
 kept, so every line number stays right. A detector runs only on text holding one of its literal markers,
 which keeps the cost at a few milliseconds per MiB of ordinary source.
+
+Tutorials keep their examples. The formats with a known shape (every detect-secrets detector above, and
+``github_pat_…``) are redacted in every kind, in any context. The two keyword-only detectors
+(``KEYWORD_ONLY``: a secret-sounding name with a quoted value, a URL's password) are where a tutorial's
+``SECRET_KEY = "09d25e…"`` or ``"hashed_password": "fakehashedsecret2"`` would be lost, so in prose (every
+kind but code) one of their matches is kept when
+
+* its value is an obvious example: under 24 characters and holding ``fake``, ``test``, ``demo``, ``mock``,
+  ``sample``, ``example``, ``dummy``, ``secret``, ``passw``, ``xxx``, ``changeme``, ``your-`` / ``your_``
+  or ``placeholder``; or
+* it is a secret-sounding name's value (not a URL's password) inside a closed fenced block of a Markdown
+  document someone wrote for readers (a docs file, a skill), whose info string names a programming language
+  (`` ```python ``): an example program. A block of shell, environment, configuration or plain text (or with
+  no language) is where real secrets get pasted, so it keeps nothing; nor does a fence that never closes,
+  a memory fact (an agent may have noted a value it saw) or another server's resource.
+
+Source code is unchanged: every match is redacted there, examples included.
 """
 
 from __future__ import annotations
@@ -25,6 +42,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from agentty_rag.source_kinds import source_spec
 
 # Lower-case substrings without which a detector cannot match (checked before its regular expressions run).
 _MARKERS: dict[str, tuple[str, ...]] = {
@@ -73,6 +92,26 @@ _TEMPLATE = re.compile(r"[${}<>%*]|\.\.\.")
 _PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|changeme|change_me|your[_-]|xxxx|dummy|sample|redacted|^(?:password|secret|token|pass|none|null|undefined|true|false)$"
 )
+# The detectors that judge by a name or a URL's shape alone, not by the secret's own format.
+KEYWORD_ONLY = frozenset({"Secret Keyword", "Basic Auth Credentials"})
+# What marks a short value in prose as an example (a tutorial's "fakehashedsecret", "test-password").
+_EXAMPLE = re.compile(
+    r"(?i)fake|test|demo|mock|sample|example|dummy|secret|passw|xxx|changeme|change_me|your[_-]|placeholder"
+)
+_EXAMPLE_CHARS = 24
+# Kinds whose Markdown is written for readers: a keyword match in a fenced program there is an example.
+_FENCED_EXAMPLE_KINDS = frozenset({"docs", "skill"})
+# An opening or closing fence (CommonMark: three or more backticks or tildes, indented up to three spaces).
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.MULTILINE)
+# Info strings that name a programming language (the first word, lower case, braces and a dot taken off).
+_PROGRAM_LANGUAGES = frozenset(
+    {
+        "python", "py", "python3", "pycon", "javascript", "js", "jsx", "mjs", "typescript", "ts", "tsx",
+        "go", "golang", "rust", "rs", "java", "kotlin", "kt", "scala", "groovy", "ruby", "rb", "php", "csharp",
+        "cs", "c#", "fsharp", "c", "cpp", "c++", "objc", "swift", "dart", "elixir", "erlang", "haskell",
+        "clojure", "lua", "perl", "r", "julia", "zig", "nim", "ocaml", "vue", "svelte",
+    }
+)  # fmt: skip
 _NAME_LIKE = re.compile(r"[A-Za-z_.:/-]+")  # no digit: a constant, a dotted key, a header name, a path
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----")
 # A private key block is cut at its END line, or after this many characters when there is none.
@@ -109,15 +148,62 @@ def _spans(detector: Any, text: str) -> Iterator[tuple[int, int]]:
             yield match.span(group if group and len(match.group(group)) >= _MIN_SECRET_CHARS else 0)
 
 
-def _own_spans(text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    """The secrets agentty-rag's own detectors find: (start, end, kind)."""
+def _own_spans(text: str, lowered: str, prose: _Prose | None) -> Iterator[tuple[int, int, str]]:
+    """The secrets agentty-rag's own detectors find: (start, end, kind); in prose, without its examples."""
     for kind, markers, pattern in _OWN:
         if not any(marker in lowered for marker in markers):
             continue
         for match in pattern.finditer(text):
             value = match.group("value")
-            if kind == "GitHub Token" or _is_secret_value(value):
+            if kind not in KEYWORD_ONLY:
                 yield (*match.span("value"), kind)
+            elif _is_secret_value(value) and not (prose is not None and prose.example(kind, match)):
+                yield (*match.span("value"), kind)
+
+
+class _Prose:
+    """What decides, in one prose document, whether a keyword-only match is a tutorial's example."""
+
+    def __init__(self, text: str, fenced: bool) -> None:
+        self._text = text
+        self._fenced = fenced
+        self._programs: list[tuple[int, int]] | None = None  # found at the first match that asks
+
+    def example(self, kind: str, match: re.Match[str]) -> bool:
+        value = match.group("value")
+        if len(value) < _EXAMPLE_CHARS and _EXAMPLE.search(value):
+            return True
+        if kind != "Secret Keyword" or not self._fenced:
+            return False
+        if self._programs is None:
+            self._programs = _fenced_programs(self._text)
+        start, end = match.span()
+        return any(first <= start and end <= last for first, last in self._programs)
+
+
+def _fenced_programs(text: str) -> list[tuple[int, int]]:
+    """The spans of the closed fenced blocks of a Markdown text whose info string names a programming
+    language (a fence left open covers nothing: it would otherwise reach the end of the document)."""
+    spans: list[tuple[int, int]] = []
+    opening: re.Match[str] | None = None
+    for fence in _FENCE.finditer(text):
+        mark = fence.group("fence")
+        if opening is None:
+            if not (mark[0] == "`" and "`" in fence.group("info")):  # a backtick fence's info has no backtick
+                opening = fence
+            continue
+        opened = opening.group("fence")
+        if mark[0] == opened[0] and len(mark) >= len(opened) and not fence.group("info").strip():
+            if _language(opening.group("info")) in _PROGRAM_LANGUAGES:
+                spans.append((opening.end(), fence.start()))
+            opening = None
+    return spans
+
+
+def _language(info: str) -> str:
+    """The language an info string names: ``python`` for ``Python hl_lines="3"`` or ``{.python}``."""
+    words = info.strip().lstrip("{").split()
+    return words[0].lstrip(".").rstrip("}").lower() if words else ""
 
 
 def _is_secret_value(value: str) -> bool:
@@ -146,8 +232,16 @@ def _whole_secret(detector: Any, text: str, start: int, end: int) -> tuple[int, 
     return start, end
 
 
-def redact(text: str) -> Redacted:
-    """Replace every secret the detectors recognise, keeping the line breaks inside it."""
+def redact(text: str, kind: str = "code", fmt: str = "text") -> Redacted:
+    """Replace every secret the detectors recognise, keeping the line breaks inside it.
+
+    Args:
+        text: the text to clear.
+        kind: the source kind it comes from (``SOURCES``): in prose (every kind but code) a keyword-only
+            match that is plainly an example is kept (see the module's text).
+        fmt: the text's format (``markdown``: its fenced blocks are known).
+    """
+    prose = None if source_spec(kind).code else _Prose(text, kind in _FENCED_EXAMPLE_KINDS and fmt == "markdown")
     lowered = text.lower()
     found: Counter[str] = Counter()
     spans: list[tuple[int, int, str]] = []
@@ -158,7 +252,7 @@ def redact(text: str) -> Redacted:
             whole = _whole_secret(detector, text, start, end)
             if whole is not None:
                 spans.append((*whole, detector.secret_type))
-    spans.extend(_own_spans(text, lowered))
+    spans.extend(_own_spans(text, lowered, prose))
     if not spans:
         return Redacted(text, found)
     parts: list[str] = []
@@ -174,4 +268,4 @@ def redact(text: str) -> Redacted:
     return Redacted("".join(parts), found)
 
 
-__all__ = ["Redacted", "redact"]
+__all__ = ["KEYWORD_ONLY", "Redacted", "redact"]

@@ -125,7 +125,8 @@ def _without_secrets(documents: Sequence[Document]) -> tuple[list[Document], Cou
     found: Counter[str] = Counter()
     clean = []
     for document in documents:
-        text, title = redact(document.text), redact(document.title)
+        text = redact(document.text, document.source, document.language)
+        title = redact(document.title, document.source)
         found += text.found + title.found
         clean.append(replace(document, text=text.text, title=title.text) if text.found or title.found else document)
     return clean, found
