@@ -41,6 +41,11 @@ class Wording:
         none_found: the next step ``status`` gives when none of its folders was found.
         none_read: the next step ``status`` gives when its index was built and holds no file.
         missing: what ``status`` says of its one folder when it does not exist (after ``does not exist``).
+        none_held: what a search restricted to the kind (``sources``) answers when its index holds none of it,
+            with how to add one; ``{folders}`` its folders as ``status`` shows them, ``{folder}`` the first;
+            none: as ``empty``.
+        none_held_off: the same when the settings turn the kind off, ``{setting}`` the variable that does;
+            none: as ``empty_off``.
     """
 
     empty: str = ""
@@ -49,6 +54,8 @@ class Wording:
     none_found: str = ""
     none_read: str = ""
     missing: str = ""
+    none_held: str = ""
+    none_held_off: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,13 @@ SOURCES: Mapping[str, SourceSpec] = {
             switch="skills_enabled",
             state_folder="skills",
             status_key="skills",
+            words=Wording(
+                none_held=(
+                    "no skills installed — none in {folders} (a skill is a folder holding a SKILL.md with a "
+                    "description in its front matter: {folder}/NAME/SKILL.md)"
+                ),
+                none_held_off="no skills — {setting}=0 turns skills off",
+            ),
         ),
         SourceSpec(
             "memory",
@@ -183,7 +197,14 @@ SOURCES: Mapping[str, SourceSpec] = {
             switch="memory_enabled",
             state_folder="memory",
             status_key="memory",
-            words=Wording(missing="facts an agent learns go there"),
+            words=Wording(
+                missing="facts an agent learns go there",
+                none_held=(
+                    "no memory facts — none in {folders} (add a fact as a Markdown file there, one per fact, or "
+                    'as a line {{"id": …, "text": …}} of a .jsonl log there)'
+                ),
+                none_held_off="no memory facts — {setting}=0 turns memory off",
+            ),
         ),
         SourceSpec(
             "code",

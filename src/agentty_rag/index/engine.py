@@ -322,6 +322,13 @@ class CorpusIndex(LexicalSearch):
         with self._lock:
             return self._mirror.views.allowed(self._mirror.lexical.alive, key, keep)
 
+    def holds(self, sources: tuple[str, ...]) -> bool:
+        """Whether a live chunk of any of these source kinds is indexed (cached per generation)."""
+        with self._lock:
+            alive = self._mirror.lexical.alive
+            mask = self._mirror.views.allowed(alive, f"holds {sources}", lambda source, _ref, _lang: source in sources)
+            return bool((mask & alive).any())
+
     # -- reporting ------------------------------------------------------------------------------------------
 
     @property

@@ -45,10 +45,13 @@ class Attempt:
     notes: tuple[str, ...] = ()
 
 
-def empty_reason(retrieved: Retrieved, request: SearchRequest) -> str:
-    """Why a ranking came back empty ("" when it did not)."""
+def empty_reason(retrieved: Retrieved, request: SearchRequest, none_held: str = "") -> str:
+    """Why a ranking came back empty ("" when it did not): ``none_held`` when the kinds the request is
+    restricted to have nothing in the index (``places.nothing_held``), else no match."""
     if retrieved.hits:
         return ""
+    if none_held:
+        return none_held
     return f"no matches ({retrieved.mode})" + (" within the given filters" if request.filters.active else "")
 
 

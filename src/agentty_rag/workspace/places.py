@@ -11,7 +11,7 @@ registry and one here, and the workspace, ``status`` and the watcher do not chan
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from agentty_rag.index.qdrant.target import QdrantTarget
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.mcp_resources.model import Snapshot
 from agentty_rag.mcp_resources.source import McpSource
-from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of
+from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of, source_spec
 from agentty_rag.sources.base import Source
 from agentty_rag.sources.code import CodeSource
 from agentty_rag.sources.docs import DocsRoots, DocsSource
@@ -337,6 +337,38 @@ def misplaced(spec: SourceSpec, places: Places) -> str:
     return f"{variable}={named}"
 
 
+def nothing_held(kinds: Sequence[str], places: Places) -> str:
+    """What a search restricted to ``kinds`` answers when its index holds none of them: each kind's words
+    (``Wording.none_held``: where its files go and how to add one, or which setting turns it off; a kind
+    without them says its ``empty``)."""
+    return "; ".join(_none_held(source_spec(kind), places) for kind in kinds)
+
+
+def _none_held(spec: SourceSpec, places: Places) -> str:
+    words = spec.words
+    if not switched_on(spec, places.settings):
+        setting = next(v.name for v in VARIABLES if v.attr == spec.switch)
+        return (words.none_held_off or words.empty_off or words.empty).format(setting=setting, root=places.root)
+    text = words.none_held or words.empty
+    folders = _shown_folders(spec, places) if "{folder" in text else ("",)
+    return text.format(root=places.root, folders=", ".join(folders), folder=folders[0])
+
+
+def _shown_folders(spec: SourceSpec, places: Places) -> tuple[str, ...]:
+    """A kind's folders as ``status`` shows them (``./.agentty/memory``, ``~/.agentty/skills``)."""
+    status = PLACES[spec.name].status
+    found = status(places) if status is not None else None
+    if isinstance(found, Folders):
+        shown = tuple(folder.shown for folder in found.folders)
+    elif isinstance(found, (OneFolder, RootFolder)):
+        shown = (found.folder.shown,)
+    elif isinstance(found, FoundFolder):
+        shown = (found.folder.shown,) if found.folder is not None else found.looked_in
+    else:
+        shown = ()
+    return shown or ("./",)
+
+
 def nothing_indexed(name: str, places: Places) -> str:
     """Why an index holds nothing, and what to do about it, in the words of its first kind."""
     spec = kinds_of(name)[0]
@@ -358,6 +390,7 @@ __all__ = [
     "index_config",
     "index_names",
     "misplaced",
+    "nothing_held",
     "nothing_indexed",
     "paths_in",
     "source_folders",

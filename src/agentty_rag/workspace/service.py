@@ -26,6 +26,7 @@ from agentty_rag.index.vectors.dense import Vector
 from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.parsed import ParsedQuery, parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
+from agentty_rag.source_kinds import source_spec
 from agentty_rag.state import feedback
 from agentty_rag.workspace.answer import outcome_of
 from agentty_rag.workspace.attempt import Attempt, Lookup, empty_reason
@@ -33,7 +34,7 @@ from agentty_rag.workspace.builds import Builds
 from agentty_rag.workspace.dense_leg import DenseLeg
 from agentty_rag.workspace.one_language import choose_language, docs_source_of, hidden_refs
 from agentty_rag.workspace.outcome import Outcome
-from agentty_rag.workspace.places import Places, index_config, nothing_indexed, paths_in
+from agentty_rag.workspace.places import Places, index_config, nothing_held, nothing_indexed, paths_in
 from agentty_rag.workspace.request import SearchRequest, code_request, docs_request, ranking_request
 from agentty_rag.workspace.resources import WorkspaceResources
 
@@ -162,10 +163,22 @@ class Workspace:
             notes += index.take_notes()
             if retrieved is None:
                 mode = self.dense.mode("bm25", index, lookup.degraded)
-                return Attempt(index, None, mode, nothing_indexed(lookup.name, self.places), notes)
+                reason = self._none_held(lookup) or nothing_indexed(lookup.name, self.places)
+                return Attempt(index, None, mode, reason, notes)
             mode = self.dense.mode(retrieved.mode, index, lookup.degraded, lookup.parsed)
             notes += retrieved.notes
-        return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request), notes)
+            none_held = "" if retrieved.hits else self._none_held(lookup)
+        return Attempt(index, retrieved, mode, empty_reason(retrieved, lookup.request, none_held), notes)
+
+    def _none_held(self, lookup: Lookup) -> str:
+        """What a search restricted to some kinds (``sources``) answers when the index holds none of them (an
+        empty or missing memory folder, no skills installed); "" otherwise. Under the index lock."""
+        asked = lookup.request.filters.sources
+        name = lookup.index.config.name
+        kinds = tuple(kind for kind in asked or () if source_spec(kind).index == name)
+        if not kinds or not all(source_spec(kind).words.none_held for kind in kinds) or lookup.index.holds(kinds):
+            return ""  # docs asked for too: ``nothing_indexed`` and the filter's own words say it
+        return nothing_held(kinds, self.places)
 
     def _refresh(self, index: CorpusIndex, ask_shared: bool = True) -> tuple[str, ...]:
         """Bring the index up to date (never a full build in a server's request); notes for the result."""
