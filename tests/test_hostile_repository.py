@@ -58,7 +58,7 @@ def test_a_name_that_is_not_utf8_beside_a_gitignore_leaves_every_command_working
     for done in (code, docs, status):
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr
-    assert "code:src/ok.py" in code.stdout and "docs:ok.md" in docs.stdout
+    assert "code:src/ok.py" in code.stdout and "docs:docs/ok.md" in docs.stdout
     assert "name not UTF-8" in status.stdout
 
 
@@ -279,7 +279,7 @@ def test_a_lock_or_index_file_that_is_a_hard_link_outside_is_never_written(tmp_p
     workspace = _ws(ws)
     code, docs = workspace.search_code("alpha rollout"), workspace.search_docs("alpha rollout")
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
-    assert "code:src/a.py" in code.text and "docs:a.md" in docs.text  # answered, from memory
+    assert "code:src/a.py" in code.text and "docs:docs/a.md" in docs.text  # answered, from memory
     for outcome in (code, docs):
         assert any("kept in memory" in note and "hard link" in note for note in outcome.structured["notes"])
     assert "hard link" in str(workspace.index("code").status()["storage"])

@@ -93,7 +93,7 @@ def test_the_sources_argument_offers_and_accepts_what_the_registry_names() -> No
 
 def test_status_names_and_folder_settings_come_from_the_registry() -> None:
     assert [spec.shown_name for spec in SOURCES.values()] == [
-        "docs folder",
+        "docs",
         "skills",
         "memory",
         "code",
@@ -105,7 +105,8 @@ def test_status_names_and_folder_settings_come_from_the_registry() -> None:
         "AGENTTY_SKILLS_DIRS",
         "AGENTTY_MEMORY_DIR",
     ]
-    assert [spec.copy_folder for spec in kinds_of("docs")] == ["docs", "skills", "memory"]
+    # rag-bench's corpus copy: docs at their workspace paths in its root, skills and memory beside them
+    assert [spec.copy_folder for spec in kinds_of("docs")] == ["", ".skills", ".memory"]
     assert (source_spec("code").folder_setting, source_spec("code").copy_folder) == ("", "")
 
 

@@ -64,7 +64,7 @@ def test_a_cloned_repositorys_server_is_never_started_unasked_and_status_says_ho
     searched = _run(root, "search-docs", "release train")
     status = _run(root, "status")
     assert not marker.exists()
-    assert "docs:deploy.md" in searched
+    assert "docs:docs/deploy.md" in searched
     assert "note: MCP server spy (.mcp.json) is not approved, so not started: approve it in Claude Code" in searched
     lines = [line.strip() for line in status.splitlines()]
     assert (
@@ -174,7 +174,7 @@ def test_a_fifo_where_a_server_file_belongs_never_stalls_a_search(tmp_path: Path
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "docs:deploy.md" in done.stdout
+    assert "docs:docs/deploy.md" in done.stdout
     assert f"{path}: cannot be read" in done.stdout and "not a regular file" in done.stdout
 
 

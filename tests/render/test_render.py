@@ -66,12 +66,23 @@ def test_text_and_structured_say_the_same() -> None:
     result = SearchResult("search_code", "q", "bm25", hits, Funnel().then("lexical", 2).then("returned", 2))
     packed = fit(hits, replace(BudgetConfig.from_settings(BudgetSettings()), relevance_floor=0.0), 0.5, weakest=0.0)
     text = render_text(result, packed)
-    assert text.split("\n")[0] == f"search_code · bm25 · funnel 2→2 · confidence 0.50 · {packed.used_tokens} tokens"
+    tokens = -(-len(text) // 4)  # the whole text, this header included
+    assert text.split("\n")[0] == f"search_code · bm25 · funnel 2→2 · confidence 0.50 · {tokens} tokens"
     assert "[1] code:src/x.py:3-4 · f · relevance 1.00\n```python\ndef f():" in text
     assert "[2] docs:a.md:1-2 · A · relevance 0.50\n# A" in text
     data = render_structured(result, packed)
     assert [r["provenance"] for r in data["results"]] == ["code:src/x.py:3-4", "docs:a.md:1-2"]
     assert data["confidence"] == 0.5 and data["used_bytes"] == sum(len(r["text"]) for r in data["results"])
+    assert data["tokens"] == tokens and data["used_tokens"] == packed.used_tokens
+
+
+def test_the_compact_structure_leaves_the_passage_text_to_the_text_content() -> None:
+    hits = (Hit(Chunk("docs", "a.md", 1, 2, "# A\n\nText.", "markdown", "section", "A"), 1.0),)
+    result = SearchResult("search_docs", "q", "bm25", hits, Funnel().then("lexical", 1).then("returned", 1))
+    packed = fit(hits, BudgetConfig.from_settings(BudgetSettings()), 1.0, weakest=0.0)
+    full, compact = render_structured(result, packed), render_structured(result, packed, texts=False)
+    assert full["results"][0]["text"] == "# A\n\nText." and "text" not in compact["results"][0]
+    assert {k: v for k, v in full["results"][0].items() if k != "text"} == compact["results"][0]
 
 
 def test_empty_results_show_the_reason() -> None:

@@ -117,12 +117,12 @@ def test_a_poor_retrieval_in_a_narrow_scope_is_retried_on_the_whole_index(docs: 
     stages = (Fuse(), Rerank())
     plan = Plan((*stages, Correct(stages), Stitch(False)))
     query = "we store artifacts in MinIO and uploads fail with a signature error"
-    result = found(docs, query, 5, plan, Filters(scope="guide/auth"))
+    result = found(docs, query, 5, plan, Filters(scope="docs/guide/auth"))
     assert notes(result.funnel.stages)[0] == "corrective: the whole index (filters lifted) (kept)"
-    # the two passages the fixtures' labels name for it, both outside guide/auth
+    # the two passages the fixtures' labels name for it, both outside docs/guide/auth
     assert {(h.chunk.ref, h.chunk.context.rsplit(" > ", 1)[-1]) for h in result.hits[:2]} == {
-        ("troubleshooting/common-errors.md", "SignatureDoesNotMatch with MinIO"),
-        ("guide/artifacts.md", "Upload failures"),
+        ("docs/troubleshooting/common-errors.md", "SignatureDoesNotMatch with MinIO"),
+        ("docs/guide/artifacts.md", "Upload failures"),
     }
 
 

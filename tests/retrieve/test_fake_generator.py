@@ -93,7 +93,7 @@ def test_expansion_searches_each_rewording_and_says_so(tmp_path: Path) -> None:
     outcome = _ws(tmp_path, AGENTTY_RAG_EXPAND="1").search_docs(QUERY, k=3)
     assert {"stage": "expand +2 queries", "count": 2} in outcome.structured["funnel"]
     assert "note: expand: +2 queries: “sessions signed”; “signed sessions”" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "auth.md"
+    assert outcome.structured["results"][0]["path"] == "docs/auth.md"
     top = outcome.packed.passages[0].hit.chunk.chunk_id
     assert outcome.found_by[top] == ("expand 2/2",)
 
@@ -103,7 +103,7 @@ def test_hyde_searches_the_generated_passage_and_says_so(tmp_path: Path) -> None
     outcome = _ws(tmp_path, AGENTTY_RAG_HYDE="1").search_docs(QUERY, k=3)
     assert {"stage": "hyde +1 passage", "count": 2} in outcome.structured["funnel"]
     assert "note: hyde: +1 generated passage of 11 words, searched by the lexical leg" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "auth.md"
+    assert outcome.structured["results"][0]["path"] == "docs/auth.md"
 
 
 def test_the_same_search_ranks_the_same_with_the_stages_on(tmp_path: Path) -> None:
@@ -133,4 +133,4 @@ def test_a_generator_failing_mid_session_skips_the_stages_of_that_search_only(tm
     failed = workspace.search_docs(QUERY, k=3)
     assert "note: expand: skipped (generator failed: server error 500: fake)" in failed.text
     assert "note: hyde: skipped (generator unavailable: server error 500: fake; resting 30 s)" in failed.text
-    assert failed.structured["results"][0]["path"] == "auth.md"
+    assert failed.structured["results"][0]["path"] == "docs/auth.md"

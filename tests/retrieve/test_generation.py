@@ -177,7 +177,7 @@ def test_expansion_searches_each_rewording_and_says_so(
     outcome = _ws(tmp_path, server.host, AGENTTY_RAG_EXPAND="1").search_docs(QUERY, k=3)
     assert {"stage": "expand +2 queries", "count": 2} in outcome.structured["funnel"]
     assert "note: expand: +2 queries: “sessions signed”; “signed sessions”" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "auth.md"
+    assert outcome.structured["results"][0]["path"] == "docs/auth.md"
     top = outcome.packed.passages[0].hit.chunk.chunk_id
     assert outcome.found_by[top] == ("expand 2/2",)
 
@@ -191,7 +191,7 @@ def test_explain_shows_what_the_stages_found_for_each_hit(
     done = run_main("agentty_rag", tmp_path, ("search-docs", "--explain", QUERY), env)
     assert done.returncode == 0, done.stderr
     explained = done.stdout.split("\nexplain: ", 1)[1]
-    assert "docs:auth.md" in explained.split("\n")[1]
+    assert "docs:docs/auth.md" in explained.split("\n")[1]
     assert explained.split("\n")[3].startswith("      legs: lexical #")  # where it stood in the lexical leg
     assert explained.split("\n")[4] == "      found by expand 2/2; hyde 1/1"
 
@@ -204,7 +204,7 @@ def test_hyde_searches_the_generated_passage_and_says_so(
     outcome = _ws(tmp_path, server.host, AGENTTY_RAG_HYDE="1").search_docs(QUERY, k=3)
     assert {"stage": "hyde +1 passage", "count": 2} in outcome.structured["funnel"]
     assert "note: hyde: +1 generated passage of 11 words, searched by the lexical leg" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "auth.md"
+    assert outcome.structured["results"][0]["path"] == "docs/auth.md"
 
 
 def test_the_same_search_ranks_the_same_with_the_stages_on(
@@ -245,7 +245,7 @@ def test_a_slow_generator_costs_one_timeout_per_search_at_most(
     assert time.monotonic() - started < 10
     assert "note: expand: skipped (generator failed: timeout after 0.3 s)" in outcome.text
     assert "note: hyde: skipped (generator unavailable: timeout after 0.3 s; resting 30 s)" in outcome.text
-    assert outcome.structured["results"][0]["path"] == "auth.md"
+    assert outcome.structured["results"][0]["path"] == "docs/auth.md"
 
 
 def test_a_generator_failing_mid_session_skips_that_search_only_then_recovers(
@@ -256,7 +256,7 @@ def test_a_generator_failing_mid_session_skips_that_search_only_then_recovers(
     workspace = _ws(tmp_path, server.host, AGENTTY_RAG_EXPAND="1")
     failed = workspace.search_docs(QUERY, k=3)
     assert "note: expand: skipped (generator failed: server error 500" in failed.text
-    assert failed.structured["results"][0]["path"] == "auth.md"
+    assert failed.structured["results"][0]["path"] == "docs/auth.md"
 
 
 def test_hyde_embeds_its_passage_when_the_dense_leg_is_up(

@@ -49,7 +49,7 @@ def _server(root: Path) -> StdioServerParameters:
     script = Path(sys.executable).with_name("agentty-rag")
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, "AGENTTY_RAG_BUILD_WAIT_MS": "60000"})
+    environment.update({**LEXICAL, "AGENTTY_RAG_BUILD_WAIT_MS": "60000", "AGENTTY_RAG_STRUCTURED": "1"})
     return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
 
 

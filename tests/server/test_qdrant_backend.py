@@ -27,7 +27,7 @@ def _text(result: Any) -> str:
 async def _answers(root: Path, backend: str, source: Path = FIXTURES / "code", **env: str) -> list[tuple[str, Any]]:
     shutil.copytree(source, root, ignore=shutil.ignore_patterns(".agentty") if source == FIXTURES / "code" else None)
     answers = []
-    async with Client(server(root, AGENTTY_RAG_BACKEND=backend, **env)) as client:
+    async with Client(server(root, AGENTTY_RAG_BACKEND=backend, AGENTTY_RAG_STRUCTURED="1", **env)) as client:
         for query in QUERIES:
             result = await client.call_tool("search_code", {"query": query["query"]})
             assert not result.is_error, _text(result)

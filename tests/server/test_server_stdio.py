@@ -65,7 +65,8 @@ async def test_the_command_serves_stdio_and_misuse_is_a_json_rpc_error_with_no_t
 
 
 async def test_a_server_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
-    async with Client(_started_in(repo / "src" / "app")) as client:
+    structured = _server(None, AGENTTY_RAG_STRUCTURED="1")  # the workspace is named in the structured content
+    async with Client(structured.model_copy(update={"cwd": repo / "src" / "app"})) as client:
         result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
     assert not result.is_error and "docs:docs/deploy.md" in _text(result)
     assert result.structured_content is not None and result.structured_content["workspace"] == str(repo)

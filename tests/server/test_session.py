@@ -54,7 +54,8 @@ async def test_the_client_roots_choose_the_workspace(repo: Path, tmp_path: Path,
     async def roots(_context: Any) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=FileUrl("file:///")), Root(uri=FileUrl(repo.as_uri()), name="repo")])
 
-    async with Client(started_in(elsewhere), mode=mode, list_roots_callback=roots) as client:  # type: ignore[arg-type]
+    app = started_in(elsewhere, AGENTTY_RAG_STRUCTURED="1")
+    async with Client(app, mode=mode, list_roots_callback=roots) as client:  # type: ignore[arg-type]
         result = await client.call_tool("search_docs", {"query": "when does the release train leave"})
     assert not result.is_error, _text(result)
     assert "docs:docs/deploy.md:1-3" in _text(result)
@@ -69,7 +70,8 @@ async def test_roots_are_asked_again_after_the_client_says_they_changed(repo: Pa
     async def roots(_context: Any) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=FileUrl(offered[0].as_uri()))])
 
-    async with Client(started_in(tmp_path), mode="legacy", list_roots_callback=roots) as client:  # type: ignore[arg-type]
+    app = started_in(tmp_path, AGENTTY_RAG_STRUCTURED="1")
+    async with Client(app, mode="legacy", list_roots_callback=roots) as client:  # type: ignore[arg-type]
         before = await client.call_tool("search_docs", {"query": "when does it leave"})
         offered[0] = other
         unchanged = await client.call_tool("search_docs", {"query": "when does it leave"})

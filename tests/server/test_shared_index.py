@@ -12,7 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -20,7 +20,18 @@ from mcp import Client
 
 from tests.conftest import free_port, run_main
 from tests.index.qdrant.helpers import copied
-from tests.server.conftest import server
+from tests.server.conftest import server as _server
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from agentty_rag.server import AppState
+
+
+def server(root: Path, **env: str) -> MCPServer[AppState]:
+    """The server, with the structured content these tests read the answers' paths and notes from."""
+    return _server(root, AGENTTY_RAG_STRUCTURED="1", **env)
+
 
 pytestmark = pytest.mark.anyio
 

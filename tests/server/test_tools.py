@@ -17,6 +17,9 @@ from tests.server.conftest import server
 
 pytestmark = pytest.mark.anyio
 
+# The tools return text only unless this asks for structured content as well.
+STRUCTURED = {"AGENTTY_RAG_STRUCTURED": "1"}
+
 
 def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
@@ -52,7 +55,7 @@ async def test_tools_are_listed_read_only_with_titles_and_strict_schemas(tmp_pat
             "type": "integer",
         }
         assert all("title" not in prop for prop in schema["properties"].values())
-        assert tool.output_schema is not None
+        assert tool.output_schema is None  # text only, unless AGENTTY_RAG_STRUCTURED asks for structured content
     assert [(p.name, p.title) for p in prompts] == [("context_for", "Project context for a question")]
     assert capabilities is not None and capabilities.resources is None and capabilities.tools is not None
 
@@ -97,7 +100,7 @@ async def test_prompt_and_resource_misuse_are_json_rpc_errors(tmp_path: Path, mo
 
 
 async def test_search_docs_answers_with_header_provenance_and_the_right_passage_first(tmp_path: Path) -> None:
-    async with Client(server(tmp_path, **fixture_env(tmp_path))) as client:
+    async with Client(server(tmp_path, **fixture_env(tmp_path), **STRUCTURED)) as client:
         result = await client.call_tool(
             "search_docs", {"query": "how can I make the server pick up config edits without restarting it?", "k": 4}
         )
@@ -130,7 +133,7 @@ def _title(text: str) -> str:
 async def test_the_optional_stages_say_what_they_did_in_the_structured_funnel_and_the_header_counts(
     tmp_path: Path,
 ) -> None:
-    env = {**fixture_env(tmp_path), "AGENTTY_RAG_PRF": "1", "AGENTTY_RAG_CORRECT": "1"}
+    env = {**fixture_env(tmp_path), **STRUCTURED, "AGENTTY_RAG_PRF": "1", "AGENTTY_RAG_CORRECT": "1"}
     async with Client(server(tmp_path, **env)) as client:
         result = await client.call_tool(
             "search_docs", {"query": "shipyard sits behind nginx and following logs keeps disconnecting", "k": 5}
@@ -145,7 +148,7 @@ async def test_the_optional_stages_say_what_they_did_in_the_structured_funnel_an
 
 
 async def test_search_code_finds_the_definition(code_workspace: Path) -> None:
-    async with Client(server(code_workspace)) as client:
+    async with Client(server(code_workspace, **STRUCTURED)) as client:
         result = await client.call_tool(
             "search_code", {"query": "how does the native CRC code handle a file too big to load at once?", "k": 3}
         )
@@ -208,7 +211,7 @@ async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, c
     (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
     embedder = compat_server()
     env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": embedder.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
-    async with Client(server(tmp_path, **env)) as client:
+    async with Client(server(tmp_path, **env, **STRUCTURED)) as client:
         result = None
         for _ in range(40):  # the warm-up embeds in the background; BM25 answers meanwhile
             result = await client.call_tool("search_docs", {"query": "how often should my car get serviced"})

@@ -93,7 +93,7 @@ def test_a_relative_path_is_read_from_the_events_folder(project: Path) -> None:
     workspace.close()
     event = read_event(project, "docs/auth.md")
     _hook(project, event)
-    assert [row[2:4] for row in _rows(project)] == [["docs", "auth.md"]]
+    assert [row[2:4] for row in _rows(project)] == [["docs", "docs/auth.md"]]
 
 
 def test_skills_and_memory_are_never_remembered(project: Path) -> None:
@@ -102,7 +102,7 @@ def test_skills_and_memory_are_never_remembered(project: Path) -> None:
     workspace.close()
     assert "skill:tokens" in outcome.text
     [search] = feedback.recent(project / ".agentty", search_time(project))
-    assert [item.ref for item in search.shown] == ["auth.md"]
+    assert [item.ref for item in search.shown] == ["docs/auth.md"]
 
 
 def search_time(root: Path) -> float:

@@ -42,7 +42,10 @@ def test_after_a_search_git_status_shows_nothing_generated_under_agentty(tmp_pat
     for command in (("search-docs", "roll back a release"), ("search-code", "roll back"), ("proactive", "on")):
         result = run_main("agentty_rag", tmp_path, command, {})
         assert result.returncode == 0, result.stderr
-    assert "docs:runbook.md" in run_main("agentty_rag", tmp_path, ("search-docs", "runbook roll back"), {}).stdout
+    assert (
+        "docs:.agentty/knowledge/runbook.md"
+        in run_main("agentty_rag", tmp_path, ("search-docs", "runbook roll back"), {}).stdout
+    )
     generated = [p.name for p in (tmp_path / ".agentty").iterdir() if p.name.startswith("rag_")]
     assert any(name.endswith(".ragdb") for name in generated) and (tmp_path / ".agentty" / "settings.json").exists()
     assert _untracked(tmp_path) == [

@@ -85,7 +85,7 @@ def test_mcp_roots_pick_the_first_folder_that_may_be_a_workspace(repo: Path, tmp
 def test_the_command_line_started_in_a_subfolder_searches_the_repository(repo: Path) -> None:
     found = _agentty(repo / "src" / "app", "search-docs", "when", "does", "the", "release", "train", "leave")
     assert found.returncode == 0, found.stderr
-    assert "docs:deploy.md:1-3" in found.stdout
+    assert "docs:docs/deploy.md:1-3" in found.stdout
     as_json = _agentty(repo / "src" / "app", "search-docs", "--json", "when", "does", "the", "release", "train")
     assert json.loads(as_json.stdout)["workspace"] == str(repo)
     assert (repo / ".agentty").is_dir() and not (repo / "src" / "app" / ".agentty").exists()

@@ -55,19 +55,19 @@ def test_search_docs_ranks_mcp_resources_with_the_docs_and_keeps_none_of_them(tm
         both = workspace.search_docs(QUESTION, k=3)
         only_mcp = workspace.search_docs("queue", sources=["mcp"])
         only_docs = workspace.search_docs("queue backs up", sources=["docs"])
-        scoped = workspace.search_docs("queue backs up", scope="queues.md")
+        scoped = workspace.search_docs("queue backs up", scope="docs/queues.md")
     finally:
         workspace.close()
     results = both.structured["results"]
     assert [(r["provenance"], r["source"], r["server"]) for r in results] == [
         ("mcp:wiki://Team/Runbook", "mcp", "wiki"),
-        ("docs:queues.md:3-5", "docs", ""),
+        ("docs:docs/queues.md:3-5", "docs", ""),
     ]
     assert both.text.splitlines()[2] == "[1] mcp:wiki://Team/Runbook (server wiki) · relevance 1.00"
     assert both.text.startswith("search_docs · bm25 · funnel 2→")
     assert [r["provenance"] for r in only_mcp.structured["results"]] == ["mcp:wiki://Team/Runbook"]
     assert {r["source"] for r in only_docs.structured["results"]} == {"docs"}
-    assert [r["provenance"] for r in scoped.structured["results"]] == ["docs:queues.md:3-5"]
+    assert [r["provenance"] for r in scoped.structured["results"]] == ["docs:docs/queues.md:3-5"]
     kept = _kept(root)
     assert sorted(kept) == [".gitignore", "rag_docs.lock", "rag_docs.ragdb", "rag_docs.ragdb.meta.json"]
     assert not any(b"pelican" in data for data in kept.values())
@@ -86,7 +86,7 @@ def test_the_command_line_says_why_a_server_is_missing_and_status_lists_every_se
     lines = searched.stdout.splitlines()
     assert lines[1] == BROKEN_NOTE
     assert lines[3] == "[1] mcp:wiki://Team/Runbook (server wiki) · relevance 1.00"
-    assert "docs:queues.md:3-5 · Queues > Backlog" in searched.stdout
+    assert "docs:docs/queues.md:3-5 · Queues > Backlog" in searched.stdout
     assert status.returncode == 0, status.stderr
     approved = "approved in Claude Code (.claude/settings.local.json); status starts no server, search_docs does"
     python = Path(sys.executable).name
@@ -107,7 +107,7 @@ def test_without_the_setting_no_server_is_ever_started(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert not marker.exists(), args
         outputs[args[-1]] = result.stdout
-    assert "docs:deploy.md:3-5" in outputs["release train"]
+    assert "docs:docs/deploy.md:3-5" in outputs["release train"]
     assert outputs["mcp"].splitlines()[1] == (
         "no MCP resources — AGENTTY_RAG_MCP=1 searches the resources of the MCP servers the agent uses"
     )
@@ -129,6 +129,7 @@ async def test_the_search_docs_tool_returns_mcp_passages_with_their_server(tmp_p
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
     environment.update({**LEXICAL, "AGENTTY_RAG_MCP": "1", "AGENTTY_RAG_MCP_APPROVED": "wiki"})
+    environment["AGENTTY_RAG_STRUCTURED"] = "1"
     params = StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
     async with Client(params) as client:
         result = await client.call_tool("search_docs", {"query": QUESTION, "k": 3})
@@ -154,4 +155,4 @@ def test_a_broken_server_is_told_once_and_the_docs_still_answer(tmp_path: Path) 
     assert first.text.splitlines()[1] == BROKEN_NOTE
     assert first.structured["notes"] == [BROKEN_NOTE.removeprefix("note: ")]
     assert second.structured["notes"] == []
-    assert [r["provenance"] for r in second.structured["results"]] == ["docs:deploy.md:3-5"]
+    assert [r["provenance"] for r in second.structured["results"]] == ["docs:docs/deploy.md:3-5"]

@@ -66,6 +66,9 @@ def test_a_docs_scope_is_read_from_the_docs_folder_or_the_workspace(tmp_path: Pa
     assert scoped == ["docs/guide", "docs/guide/auth.md"]  # read from the docs folder when not from the root
     with pytest.raises(BadRequest, match="is not inside the docs folder"):
         docs_request(named, "x", 3, "guide/README.md")
+    # a path the root holds too, but outside the docs folder, is read from the docs folder
+    write(tmp_path, {"auth.md": "# Root\n", "docs/auth.md": "# Docs\n"})
+    assert docs_request(named, "x", 3, "auth.md").filters.scope == "docs/auth.md"
     with pytest.raises(BadRequest, match="does not exist under the workspace root"):
         docs_request(places, "x", 3, "nowhere")
 

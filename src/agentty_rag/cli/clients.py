@@ -34,7 +34,8 @@ INSTRUCTIONS = f"""{BLOCK_START}
 - To find code by what it does when you do not know its name, call `search_code`; for an exact
   identifier, string or error message, grep is faster and complete.
 - Every passage starts with its provenance (`docs:PATH:LINES`, `code:PATH:LINES`, `skill:NAME`,
-  `memory:ID`): open the file there when you need more than the excerpt.
+  `memory:ID`); PATH is relative to the workspace root: open the file there when you need more than the
+  excerpt.
 {BLOCK_END}
 """
 INSTRUCTION_FILES = {"claude-code": "CLAUDE.md", "gemini": "GEMINI.md"}  # the others read AGENTS.md

@@ -1,4 +1,4 @@
-"""The settings of the budget: how many bytes of passages a result shows, and which bytes.
+"""The settings of the budget: how many bytes of passages a result shows, which bytes, and in what form.
 
 Declared like every other stage (see ``stages.py``); a module of its own only to keep ``stages.py`` short.
 """
@@ -12,7 +12,7 @@ from agentty_rag.config.variables import KIB, flag, integer, number
 
 @dataclass(frozen=True)
 class BudgetSettings:
-    """Budget: how many bytes of passages a result shows, and which bytes."""
+    """Budget: how many bytes of passages a result shows, which bytes, and in what form."""
 
     output_bytes: int = integer(
         "AGENTTY_RAG_OUTPUT_BYTES",
@@ -56,4 +56,11 @@ class BudgetSettings:
         "AGENTTY_RAG_EXTRACTIVE",
         True,
         "Compress long passages to the sentences / lines the query needs (0: first lines only).",
+    )
+    structured: bool = flag(
+        "AGENTTY_RAG_STRUCTURED",
+        False,
+        "The tools also return structured content (and publish its output schema): the header's facts and each "
+        "passage's provenance, lines, scores and labels, without the passage text, which the text content "
+        "holds. Off: text only, what the model reads.",
     )

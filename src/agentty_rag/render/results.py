@@ -1,10 +1,10 @@
 """Search results: text for the model, the same results as structured data, the proactive block.
 
 The header says truthfully and briefly how the result was produced — the mode, every stage's count as one
-line of numbers, the confidence and the tokens shown — and a ``note:`` line follows only when something
-went wrong or was skipped (the dense leg degraded or unavailable, vectors still being made); everything
-else (the stages' names, the budget, the reason a search was lexical) is in the structured content,
-``--explain`` and ``status``. Each passage starts with its provenance (``docs:guide/auth.md:20-44``,
+line of numbers, the confidence and the estimated tokens of the whole text a client receives (its characters
+/ 4, this header included) — and a ``note:`` line follows only when something went wrong or was skipped (the
+dense leg degraded or unavailable, vectors still being made); everything else (the stages' names, the
+budget, the reason a search was lexical) is in the structured content, ``--explain`` and ``status``. Each passage starts with its provenance (``docs:guide/auth.md:20-44``,
 ``skill:NAME``, ``memory:ID``, ``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00
 is the best hit and 0.00 the weakest candidate the ranking considered; the numbers compare only within one
 result.
@@ -27,6 +27,7 @@ from typing import Any
 import xxhash
 
 from agentty_rag.budget import Packed, Passage
+from agentty_rag.budget.tokens import self_counted, text_tokens
 from agentty_rag.types import NOTE, Chunk, Hit, SearchResult
 
 # Characters that break or reorder a line: C0/C1 controls, line and paragraph separators, bidi overrides.
@@ -143,14 +144,15 @@ def heading_label(contexts: Sequence[str]) -> str:
     return " + ".join(shown)
 
 
-def header(result: SearchResult, packed: Packed) -> str:
-    """``search_code · hybrid · funnel 30+30→52→60→60→4 · confidence 0.73 · 1,204 tokens``."""
+def header(result: SearchResult, packed: Packed, tokens: int) -> str:
+    """``search_code · hybrid · funnel 30+30→52→60→60→4 · confidence 0.73 · 1,204 tokens``: ``tokens`` is the
+    whole text's estimate, this line included (``render_text`` finds it)."""
     parts = [result.tool, header_mode(result.mode)[0]]
     if result.funnel.stages:
         parts.append(f"funnel {funnel_numbers(result, len(packed.passages))}")
     if packed.passages:
         parts.append(f"confidence {packed.confidence:.2f}")
-        parts.append(f"{packed.used_tokens:,} tokens")
+        parts.append(f"{tokens:,} tokens")
     return " · ".join(parts)
 
 
@@ -169,12 +171,18 @@ def render_text(result: SearchResult, packed: Packed) -> str:
 
 def _blocks(result: SearchResult, packed: Packed) -> list[str]:
     """The text in blocks joined by line breaks: the header with its notes (and, with nothing to show, why),
-    then each passage's block."""
-    head = [header(result, packed), *notes(result)]
+    then each passage's block. The header's token figure is the whole text's, itself included."""
+    lines = notes(result)
     if not packed.passages:
-        return ["\n".join([*head, result.empty_reason or f"no matches ({base_mode(result.mode)})"])]
+        empty = result.empty_reason or f"no matches ({base_mode(result.mode)})"
+        return ["\n".join([header(result, packed, 0), *lines, empty])]
     passages = ["\n".join(_passage_lines(number, p)) for number, p in enumerate(packed.passages, start=1)]
-    return ["\n".join(head), *passages]
+
+    def head(tokens: int) -> str:
+        return "\n".join([header(result, packed, tokens), *lines])
+
+    _, tokens = self_counted(lambda figure: "\n".join([head(figure), *passages]))
+    return [head(tokens), *passages]
 
 
 def _passage_lines(number: int, passage: Passage) -> list[str]:
@@ -209,8 +217,20 @@ def passage_ends(result: SearchResult, packed: Packed) -> list[int]:
     return [end - 1 for end in ends[1:]] if packed.passages else []
 
 
-def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
-    """The same result as data: one object per passage, plus the header's facts."""
+def render_structured(
+    result: SearchResult, packed: Packed, tokens: int | None = None, texts: bool = True
+) -> dict[str, Any]:
+    """The same result as data: one object per passage, plus the header's facts.
+
+    Args:
+        result: what was found.
+        packed: its passages, as fitted to the budget.
+        tokens: the estimated tokens of the text rendered for it, the header's figure (None: rendered here).
+        texts: each passage's text too (the command line's ``--json``); without them the data is small, for a
+            client that also forwards the text.
+    """
+    if tokens is None:
+        tokens = text_tokens(render_text(result, packed))
     return {
         "tool": result.tool,
         "mode": result.mode,
@@ -224,6 +244,7 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
         "budget_bytes": packed.total_bytes,
         "used_bytes": packed.used_bytes,
         "used_tokens": packed.used_tokens,
+        "tokens": tokens,
         "compressed": packed.compressed,
         "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({base_mode(result.mode)})"),
         "notes": list(result.notes),
@@ -241,7 +262,7 @@ def render_structured(result: SearchResult, packed: Packed) -> dict[str, Any]:
                 "heading": "" if p.hit.chunk.spec.code else HEADINGS_JOINED_BY.join(headings(p.hit)),
                 "symbol": SYMBOLS_JOINED_BY.join(symbols(p.hit)),
                 "server": p.hit.chunk.origin,
-                "text": p.text,
+                **({"text": p.text} if texts else {}),
                 "compressed": p.compressed,
                 "also": list(p.hit.also),
             }

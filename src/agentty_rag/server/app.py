@@ -124,7 +124,9 @@ async def _search(
     def call() -> CallToolResult:  # fitted and rendered in the worker thread too
         outcome = workspace.search(arguments.request(workspace.places))
         text = TextContent(type="text", text=outcome.text)
-        return CallToolResult(content=[text], structured_content=outcome.structured)
+        # The text is what the model reads and pays for; structured content only when asked for, and small.
+        structured = outcome.compact if session.settings.structured else None
+        return CallToolResult(content=[text], structured_content=structured)
 
     try:
         return await _with_progress(ctx, workspace, name, call)
@@ -219,7 +221,14 @@ def build_server(located: Located, settings: Settings) -> MCPServer[AppState]:
         (search_docs, "search_docs", "Search project docs", SEARCH_DOCS_DESCRIPTION, SearchDocsArgs),
         (search_code, "search_code", "Search project code", SEARCH_CODE_DESCRIPTION, SearchCodeArgs),
     ):
-        tool = Tool.from_function(fn, name=name, title=title, description=description, annotations=ReadOnly)
+        tool = Tool.from_function(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=ReadOnly,
+            structured_output=settings.structured,  # the output schema is published only with structured content
+        )
         tool.parameters = input_schema(model)
         tools.append(tool)
 

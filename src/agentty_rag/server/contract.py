@@ -2,7 +2,9 @@
 
 Each tool's arguments are one strict model, published as its input schema and checked once on every call
 (``parse_arguments``: the model, or one line saying what is wrong); the model then makes the search's
-request itself (``request``). Its structured output is ``SearchOutput``.
+request itself (``request``). With ``AGENTTY_RAG_STRUCTURED=1`` a tool also returns structured content,
+``SearchOutput``, which leaves out the passages' text (the text content holds it); by default it returns text
+only and publishes no output schema.
 """
 
 from __future__ import annotations
@@ -24,15 +26,16 @@ agentty-rag searches this project's knowledge at a low token cost.
 - search_code: the source code by meaning, when you do not know the exact identifier ("where do we refresh
   expired tokens?"). For an exact name, string or error message, grep is faster and complete.
 Each passage starts with its provenance (docs:PATH:LINES, skill:NAME, memory:ID, code:PATH:LINES, or mcp:URI
-for a resource of another MCP server, when the project turns those on); open the file at those lines when you
-need more than the excerpt."""
+for a resource of another MCP server, when the project turns those on); PATH is relative to the workspace
+root: open the file there, at those lines, when you need more than the excerpt."""
 
 SEARCH_DOCS_DESCRIPTION = """\
-Search the project's documentation folder, installed skills and learned memory facts, ranked by relevance.
+Search the project's documentation (README files and docs wherever they are, in one language), installed
+skills and learned memory facts, ranked by relevance.
 
 Use it to find how something is configured, deployed, operated or decided in this project, in your own
-words. Returns passages with provenance (docs:PATH:START-END, skill:NAME, memory:ID; mcp:URI for resources of
-the project's other MCP servers, when AGENTTY_RAG_MCP=1) and a header naming the retrieval mode and how many
+words. Returns passages with provenance (docs:PATH:START-END with PATH relative to the workspace root,
+skill:NAME, memory:ID; mcp:URI for resources of the project's other MCP servers, when AGENTTY_RAG_MCP=1) and a header naming the retrieval mode and how many
 candidates each stage kept. Not for exact strings: use grep for those."""
 
 SEARCH_CODE_DESCRIPTION = """\
@@ -69,22 +72,26 @@ class ResultItem(BaseModel):
     heading: str
     symbol: str
     server: str = ""  # the MCP server an mcp:URI passage was read from
-    text: str
     compressed: bool
     also: list[str]
 
 
 class SearchOutput(BaseModel):
-    """Structured form of a search result (the text content says the same for the model)."""
+    """Structured form of a search result, for clients that read data beside the text: the header's facts and
+    each passage's provenance, lines and labels, but not its text, which the text content holds (a client
+    that forwards both would pay for every passage twice)."""
 
     tool: str
     mode: str
     query: str
     workspace: str
     funnel: list[FunnelStage]
+    dropped_by_floor: int
     confidence: float
     budget_bytes: int
     used_bytes: int
+    used_tokens: int  # the passage bodies' bytes / 4
+    tokens: int  # the whole text's characters / 4: the header's figure
     compressed: int
     empty_reason: str
     notes: list[str]
@@ -105,7 +112,7 @@ class SearchDocsArgs(_Strict):
     k: int = Field(8, ge=1, le=MAX_K, description=f"How many passages to return: a whole number from 1 to {MAX_K}.")
     scope: str | None = Field(
         None,
-        description="Only this file or folder of the docs (relative to the docs folder or the workspace).",
+        description="Only this file or folder of the docs (relative to the workspace root).",
         max_length=4096,
     )
     sources: list[DocsChoice] | None = Field(

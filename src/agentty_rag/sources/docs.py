@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentty_rag.fsguard import is_inside
 from agentty_rag.sources.base import LoadResult
 from agentty_rag.sources.text import decode
 from agentty_rag.sources.translations import Translations, classify
@@ -182,7 +183,10 @@ class DocsSource:
         rules = WalkRules(accept, "docs:", max_bytes=self.max_bytes, judge=document_verdict, prune=prune_folder)
         walks = [(workspace, rules)]
         knowledge = workspace / KNOWLEDGE_FOLDER
-        if knowledge.is_dir() and not knowledge.is_symlink():
+        # A link to a folder inside the workspace is left to the walk that reaches its target; one out of it is
+        # walked, so that scan_tree refuses it and reports it (``symlink outside root``).
+        linked_in = knowledge.is_symlink() and is_inside(os.path.realpath(knowledge), os.path.realpath(workspace))
+        if knowledge.is_dir() and not linked_in:
             prefix = f"docs:{KNOWLEDGE_FOLDER}/"
             walks.append((knowledge, WalkRules(accept, prefix, max_bytes=self.max_bytes)))
         return walks

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from agentty_rag.budget import BudgetConfig, Packed, fit
+from agentty_rag.budget.tokens import text_tokens
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.render import render_context_block, render_structured, render_text
 from agentty_rag.retrieve.features import QueryProfile
@@ -25,7 +26,7 @@ from agentty_rag.types import SearchResult
 class Outcome:
     """One search's result and the ranking behind it, fitted to ``budget`` and rendered when first read.
 
-    Nothing is fitted until ``packed``, ``text`` or ``structured`` is read: rag-bench's ranking rungs read the
+    Nothing is fitted until ``packed``, ``text``, ``structured`` or ``compact`` is read: rag-bench's ranking rungs read the
     hits alone, and the proactive hook decides to stay quiet before it fits anything.
 
     Args:
@@ -59,7 +60,14 @@ class Outcome:
 
     @cached_property
     def structured(self) -> dict[str, Any]:
-        return render_structured(self.result, self.packed)
+        """The result as data, every passage's text included (the command line's ``--json``)."""
+        return render_structured(self.result, self.packed, text_tokens(self.text))
+
+    @cached_property
+    def compact(self) -> dict[str, Any]:
+        """The result as data without the passages' text, which the text content already holds: the tools'
+        structured content, when ``AGENTTY_RAG_STRUCTURED`` asks for one."""
+        return render_structured(self.result, self.packed, text_tokens(self.text), texts=False)
 
     @property
     def explanations(self) -> tuple[Reranked, ...]:

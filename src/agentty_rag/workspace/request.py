@@ -100,18 +100,24 @@ def docs_scope(scope: str | None, places: Places) -> str | None:
     docs_root, folder = places.docs_root(), places.docs_folder()
     if folder is not None and not is_inside(str(docs_root), str(places.boundary(folder))):
         raise BadRequest(f"scope {scope!r} given, but the docs folder links outside the workspace ({docs_root})")
-    candidates = [_inside_root(scope, places.root, places.root)]
-    if folder is not None and not Path(scope.strip()).is_absolute():
+    absolute = Path(scope.strip()).is_absolute()
+    # An absolute path may lie in a docs folder named outside the workspace (its passages are cited by it).
+    candidates = [_inside_root(scope, docs_root if folder is not None and absolute else places.root, places.root)]
+    if folder is not None and not absolute:
         candidates.append(_inside_root(scope, docs_root, places.root))
+    outside_folder = False
     for target in candidates:
         if not target.exists():
             continue
         if folder is not None and not is_inside(str(target), str(docs_root)):
-            raise BadRequest(f"scope {scope!r} is not inside the docs folder {docs_root} (AGENTTY_DOCS_DIR)")
+            outside_folder = True  # read from the root, it is not in the docs folder: read from the folder then
+            continue
         if not is_inside(str(target), str(places.root)):
             return target.as_posix()  # a docs folder named outside the workspace: its paths are absolute
         rel = os.path.relpath(target, places.root).replace(os.sep, "/")
         return "" if rel == "." else rel
+    if outside_folder:
+        raise BadRequest(f"scope {scope!r} is not inside the docs folder {docs_root} (AGENTTY_DOCS_DIR)")
     raise BadRequest(f"scope {scope!r} does not exist under the workspace root {places.root}")
 
 

@@ -82,11 +82,12 @@ def test_a_script_import_resolves_by_its_relative_path() -> None:
 
 def test_the_fixture_docs_link_where_their_markdown_links_point(tmp_path: Path) -> None:
     graph = _graph_of(_docs(tmp_path))
-    # getting-started/install.md: "the [Docker image](docker.md) is the fastest", and README links to it
-    assert ("getting-started/docker.md", "link", 1.0) in graph.links["getting-started/install.md"]
+    # docs/getting-started/install.md: "the [Docker image](docker.md) is the fastest", and README links to it;
+    # every path is read from the workspace root
+    assert ("docs/getting-started/docker.md", "link", 1.0) in graph.links["docs/getting-started/install.md"]
     # and backwards, at half weight
-    assert ("getting-started/install.md", "linked from", 0.5) in graph.links["getting-started/docker.md"]
-    assert graph.community["getting-started/install.md"] == graph.community["getting-started/docker.md"]
+    assert ("docs/getting-started/install.md", "linked from", 0.5) in graph.links["docs/getting-started/docker.md"]
+    assert graph.community["docs/getting-started/install.md"] == graph.community["docs/getting-started/docker.md"]
 
 
 def test_the_fixture_code_links_a_python_import_both_ways(tmp_path: Path) -> None:
