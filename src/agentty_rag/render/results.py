@@ -4,10 +4,10 @@ The header says truthfully and briefly how the result was produced — the mode,
 line of numbers, the confidence and the estimated tokens of the whole text a client receives (its characters
 / 4, this header included) — and a ``note:`` line follows only when something went wrong or was skipped (the
 dense leg degraded or unavailable, vectors still being made); everything else (the stages' names, the
-budget, the reason a search was lexical) is in the structured content, ``--explain`` and ``status``. Each passage starts with its provenance (``docs:guide/auth.md:20-44``,
-``skill:NAME``, ``memory:ID``, ``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00
-is the best hit and 0.00 the weakest candidate the ranking considered; the numbers compare only within one
-result.
+budget, the reason a search was lexical) is in the structured content, ``--explain`` and ``status``. Each
+passage starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``, ``memory:ID``,
+``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00 is the best hit and 0.00 the
+weakest candidate the ranking considered; the numbers compare only within one result.
 
 Everything that came from the corpus is untrusted: a file name or memory id may hold a line break and a
 forged marker, a passage may hold a fence or the block's own end line. So control characters in provenance

@@ -26,8 +26,8 @@ from agentty_rag.types import SearchResult
 class Outcome:
     """One search's result and the ranking behind it, fitted to ``budget`` and rendered when first read.
 
-    Nothing is fitted until ``packed``, ``text``, ``structured`` or ``compact`` is read: rag-bench's ranking rungs read the
-    hits alone, and the proactive hook decides to stay quiet before it fits anything.
+    Nothing is fitted until ``packed``, ``text``, ``structured`` or ``compact`` is read: rag-bench's ranking
+    rungs read the hits alone, and the proactive hook decides to stay quiet before it fits anything.
 
     Args:
         result: what was found, with its header's facts (a proactive block's mode is ``result.mode``).
