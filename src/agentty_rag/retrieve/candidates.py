@@ -92,6 +92,7 @@ def profile_query(
         query.wants_tests,
         query.wants_examples,
         bare_name=bare_name,
+        wants_changes=query.wants_changes,
     )
     return profile, ids
 

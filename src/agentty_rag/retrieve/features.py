@@ -25,6 +25,17 @@ _TEST_FILE = re.compile(
 )
 _LOW_VALUE_DIR = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|bench|docs?|scripts/dev|compat)/", re.I)
 _LINK = re.compile(r"\]\(|<a\s|:(ref|doc):`|https?://")
+# A changelog or release notes, by its file's name (CHANGELOG.md, CHANGES.rst, HISTORY.md, NEWS,
+# RELEASE-NOTES-3.2.txt, release_notes.md, whatsnew.rst) or by the folder that keeps them (releases/,
+# changelog/, changelog.d/, release-notes/, whatsnew/, newsfragments/). A guide to upgrading or migrating is
+# read to do something, as the guide is: never one.
+_CHANGELOG_NAME = re.compile(
+    r"^(change[-_ ]?logs?|changes|history|news|release[-_ ]?notes?|releases|whats[-_ ]?new)([-_. ].*)?$", re.I
+)
+_CHANGELOG_DIR = re.compile(
+    r"(^|/)(releases|release[-_]?notes|change[-_]?logs?|changelog\.d|changes|whats[-_]?new|newsfragments)/", re.I
+)
+_UPGRADE_GUIDE = re.compile(r"upgrad|migrat|porting", re.I)
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class QueryProfile:
         wants_tests: the query asks about tests, so test files are not demoted.
         wants_examples: the query asks about examples, samples, demos or benchmarks, so those are not demoted.
         bare_name: the query is nothing but a name (``Session``, ``Rails::Engine``).
+        wants_changes: the query asks about a change or a version, so changelogs are not demoted.
         dense_share: the dense leg's share of the fusion's weight for this search (0: lexical alone).
         lexical_evidence: how much the features that count the query's words weigh (1; less where the
             dense leg leads on this corpus).
@@ -54,6 +66,7 @@ class QueryProfile:
     bare_name: bool = False
     dense_share: float = 0.0
     lexical_evidence: float = 1.0
+    wants_changes: bool = False
 
     @functools.cached_property
     def idf_total(self) -> float:
@@ -195,6 +208,25 @@ def tiny(chunk: Chunk) -> float:
     return 1.0
 
 
+@functools.lru_cache(maxsize=65536)
+def is_changelog_path(path: str) -> bool:
+    """A changelog or release notes, by its path: its file's name (``CHANGELOG.md``, ``RELEASE-NOTES-3.2.txt``)
+    or a folder of them (``releases/``, ``changelog/``), unless the file is an upgrade or migration guide
+    (``releases/upgrade-v2-to-v3.md``, ``UPGRADING.md``)."""
+    name = path.rsplit("/", 1)[-1]
+    if _UPGRADE_GUIDE.search(name):
+        return False
+    return _CHANGELOG_NAME.match(name) is not None or _CHANGELOG_DIR.search(path) is not None
+
+
+def changelog_passage(chunk: Chunk, profile: QueryProfile) -> float:
+    """1 for a passage of a changelog or release notes when the query does not ask about a change or a
+    version: a changelog says every feature's name once a release, and answers how-to questions about none."""
+    if chunk.spec.code or not chunk.spec.located or profile.wants_changes:
+        return 0.0
+    return 1.0 if is_changelog_path(chunk.ref) else 0.0
+
+
 def link_heavy(chunk: Chunk) -> float:
     """Share of a docs passage's lines that are links: an index page mentions every word and answers none."""
     if chunk.spec.code:
@@ -208,11 +240,13 @@ def link_heavy(chunk: Chunk) -> float:
 __all__ = [
     "Candidate",
     "QueryProfile",
+    "changelog_passage",
     "context_match",
     "coverage",
     "defines_bare_name",
     "defines_identifier",
     "identifier_match",
+    "is_changelog_path",
     "is_definition",
     "is_test_path",
     "key_of",

@@ -1,5 +1,5 @@
 """A query read once. ``parse_query`` tokenizes it in one pass and reads what it says (the names it asks for,
-its identifiers and quoted phrases, whether it asks about tests, how identifier-like it is) at the top of a
+its identifiers and quoted phrases, whether it asks about tests or a change, how identifier-like it is) at the top of a
 search; every step below reads the ``ParsedQuery`` it is handed, never the text again.
 """
 
@@ -13,6 +13,7 @@ from agentty_rag.retrieve.query import (
     LONG_QUERY_TERMS,
     OPENING_WORDS,
     asked_names,
+    asks_about_changes,
     asks_for_examples,
     asks_for_tests,
     compound_candidates,
@@ -38,6 +39,7 @@ class ParsedQuery:
         phrases: the phrases it quotes, lower case.
         wants_tests: its opening words ask about tests.
         wants_examples: its opening words ask about examples, samples, demos or benchmarks.
+        wants_changes: it asks about a change or a version (``query.asks_about_changes``).
     """
 
     text: str
@@ -49,6 +51,7 @@ class ParsedQuery:
     phrases: tuple[str, ...] = ()
     wants_tests: bool = False
     wants_examples: bool = False
+    wants_changes: bool = False
 
     @functools.cached_property
     def term_set(self) -> frozenset[str]:
@@ -96,6 +99,7 @@ def parse_query(text: str, tokenizer: Tokenizer) -> ParsedQuery:
         phrases=query_phrases(text),
         wants_tests=asks_for_tests(opening),
         wants_examples=asks_for_examples(opening),
+        wants_changes=asks_about_changes(text),
     )
 
 

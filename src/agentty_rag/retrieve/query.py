@@ -26,6 +26,17 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Za-z][a-z0-9]*")
 _IDENTIFIER = re.compile(r"`([^`]+)`|([A-Za-z_$][\w$]*(?:(?:\.|::|->|-|/)[\w$]+)*)")
 _TESTS_WANTED = re.compile(r"\b(tests?|testing|tested|specs?|pytest|unittest|fixtures?|mocks?|mocking)\b", re.I)
 _EXAMPLES_WANTED = re.compile(r"\b(examples?|samples?|demos?|benchmarks?|benchmarking)\b", re.I)
+# A question about a change or a version: what changed, since when, what was added, removed, renamed or
+# deprecated, what breaks on an upgrade, what a release brought, how something used to work; or a version
+# number (``2.0``, ``3.x``, ``v2``; not an address such as ``127.0.0.1``). "change" alone is not one: "how do
+# I change the port" is a how-to.
+_CHANGE_WORDS = re.compile(
+    r"\b(changed|changelogs?|change\s?logs?|release\s?notes?|releases?|released|versions?|versioned|since"
+    r"|deprecat\w*|removed|removal|added|introduced|breaking|upgrad\w*|migrat\w*|renamed|regressions?"
+    r"|new\s+in|what'?s\s+new|what\s+is\s+new|whats\s+new|used\s+to|no\s+longer|any\s?more)\b",
+    re.I,
+)
+_VERSION = re.compile(r"(?<![\w.])(v\d+(\.\d+)*|\d+\.(\d+|x)(\.\d+)?)(?![\w]|\.\w)", re.I)
 # A query's words as the fusion weighs them (quoted strings whole), and a question's opening.
 _LEAN_WORD = re.compile(r"`[^`]+`|\"[^\"]+\"|[\w$.:/\\-]+")
 _QUESTION = re.compile(r"^(how|what|where|when|why|which|who|does|do|is|are|can|should)\b|\?\s*$", re.I)
@@ -165,6 +176,12 @@ def asks_for_examples(opening: str) -> bool:
     return _EXAMPLES_WANTED.search(opening) is not None
 
 
+def asks_about_changes(text: str) -> bool:
+    """The query asks about a change or a version (``what changed in 2.0``, ``deprecated since``, ``used to``),
+    so a changelog or release notes may answer it (``features.changelog_passage``)."""
+    return _CHANGE_WORDS.search(text) is not None or _VERSION.search(text) is not None
+
+
 def lexical_lean(query: str) -> float:
     """In [0, 1]: 1 for a query of identifiers, error codes or quoted strings; 0 for a plain question."""
     words = _LEAN_WORD.findall(query)
@@ -268,6 +285,7 @@ __all__ = [
     "OPENING_WORDS",
     "QTF_SATURATION",
     "asked_names",
+    "asks_about_changes",
     "asks_for_examples",
     "asks_for_tests",
     "compound_candidates",

@@ -3,7 +3,10 @@
     passage = fused / best fused  +  sum over features of weight x feature
 
 The fused score keeps the first say (it is normalised to [0, 1]); each feature adds or takes away a bounded
-amount. For code, the files the passages come from are ranked too (``rank_files``):
+amount. A passage of a changelog or release notes then keeps ``CHANGELOG_FACTOR`` of its score unless the
+question is about a change or a version (``features.changelog_passage``): a changelog names every feature,
+release after release, and would crowd the guide out of every how-to answer. For code, the files the
+passages come from are ranked too (``rank_files``):
 
     file order:  score = passage / best passage  +  (passage / best passage) x sum of weight x file feature
 
@@ -78,6 +81,8 @@ FILE_FEATURES: dict[str, tuple[float, Feature]] = {
 LEXICAL_EVIDENCE = frozenset({"coverage", "name", "context", "phrase", "file_bm25", "file_chunks"})
 # The share of a file's evidence its next passage gets (the best passage gets all of it).
 REPEAT = 0.5
+# What a changelog passage keeps of its score for a question that is not about a change or a version.
+CHANGELOG_FACTOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,11 @@ def rerank(
             scaled = weighed(name, weight, profile)
             if scaled:
                 parts.append((name, scaled * feature(candidate, profile)))
-        out.append(Reranked(candidate, sum(v for _, v in parts), tuple(parts)))
+        total = sum(v for _, v in parts)
+        if total > 0 and f.changelog_passage(candidate.chunk, profile):
+            parts.append(("changelog", -(1.0 - CHANGELOG_FACTOR) * total))
+            total = sum(v for _, v in parts)
+        out.append(Reranked(candidate, total, tuple(parts)))
     out.sort(key=_order)
     return out
 
@@ -171,6 +180,7 @@ def _order(reranked: Reranked) -> tuple[float, str]:
 
 
 __all__ = [
+    "CHANGELOG_FACTOR",
     "FEATURES",
     "FILE_FEATURES",
     "LEXICAL_EVIDENCE",
