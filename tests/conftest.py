@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from mcp import StdioServerParameters
 
 if TYPE_CHECKING:
     from agentty_rag.workspace.service import Workspace
@@ -109,6 +110,18 @@ def run_main(
         os.environ.clear()
         os.environ.update(saved_environ)
     return subprocess.CompletedProcess([module, *argv], status, out.getvalue(), err.getvalue())
+
+
+def stdio_server(root: Path | None, **env: str) -> StdioServerParameters:
+    """``agentty-rag [--root ROOT] serve`` as the official client starts it over stdio, with no AGENTTY_*
+    variable but ``env`` (lexical unless it says otherwise; no --root: it finds the workspace from where it
+    starts)."""
+    script = Path(sys.executable).with_name("agentty-rag")
+    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    environment.update({**LEXICAL, **env})
+    rooted = ["--root", str(root)] if root is not None else []
+    return StdioServerParameters(command=command, args=[*args, *rooted, "serve"], env=environment)
 
 
 def fixture_env(root: Path) -> dict[str, str]:

@@ -6,14 +6,12 @@ the generator down."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.graph.store import forget
@@ -21,7 +19,7 @@ from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.stages import build_stages
 from agentty_rag.retrieve.stages.graph import GraphExpansion
 from agentty_rag.workspace.service import Workspace
-from tests.conftest import LEXICAL, CompatServer, free_port, run_main, write
+from tests.conftest import LEXICAL, CompatServer, free_port, run_main, stdio_server, write
 
 # At the workspace root (cited docs:signing.md): in a folder, its name is a term every passage shares, which with
 # the link's target name would make the two pages similar passages too. Not security.md: a file named SECURITY
@@ -128,12 +126,7 @@ def test_an_index_over_the_cap_is_searched_without_a_graph_and_says_why(tmp_path
 # -- end to end: the real server over stdio ------------------------------------------------------------------
 
 
-def _server(root: Path, **env: str) -> StdioServerParameters:
-    script = Path(sys.executable).with_name("agentty-rag")
-    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
+_server = stdio_server
 
 
 def _text(result: Any) -> str:

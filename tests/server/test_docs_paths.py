@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from tests.conftest import stdio_server as _server
 from tests.conftest import write
-from tests.server.test_server_stdio import _server, _text
+from tests.server.test_server_stdio import _text
 
 pytestmark = pytest.mark.anyio
 

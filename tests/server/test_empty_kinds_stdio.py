@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from tests.conftest import LEXICAL, write
+from tests.conftest import stdio_server, write
 
 pytestmark = pytest.mark.anyio
 
@@ -25,12 +23,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _server(root: Path, **env: str) -> StdioServerParameters:
-    script = Path(sys.executable).with_name("agentty-rag")
-    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    return StdioServerParameters(command=command, args=[*args, "--root", str(root), "serve"], env=environment)
+_server = stdio_server
 
 
 def _reason(result: Any) -> str:

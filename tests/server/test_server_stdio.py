@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 
-from tests.conftest import LEXICAL, fixture_env
+from tests.conftest import fixture_env, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -22,14 +21,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _server(root: Path | None, **env: str) -> StdioServerParameters:
-    """``agentty-rag [--root ROOT] serve`` (no --root: it finds the workspace from where it starts)."""
-    script = Path(sys.executable).with_name("agentty-rag")
-    command, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "agentty_rag"])
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
-    environment.update({**LEXICAL, **env})
-    rooted = ["--root", str(root)] if root is not None else []
-    return StdioServerParameters(command=command, args=[*args, *rooted, "serve"], env=environment)
+_server = stdio_server
 
 
 def _started_in(cwd: Path) -> StdioServerParameters:

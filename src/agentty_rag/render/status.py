@@ -170,7 +170,7 @@ def _source_lines(spec: SourceSpec, folders: SourceFolders, files: int) -> list[
 def _found_lines(label: str, folders: FoundFolder, files: int) -> list[str]:
     """Where a kind found its files: each folder with its count, and the translations left out."""
     lines = [f"  {label}{folders.folder.shown if folders.folder else ''} — {counted(files, 'file')}"]
-    if folders.found and len(folders.found) > 1 or (folders.found and folders.found[0][0] != "./"):
+    if any(folder != "./" for folder, _ in folders.found):  # not only the root's own files
         lines.append(f"    found in: {_ranked(folders.found)}")
     if folders.languages:
         lines.append(f"    languages indexed besides the default: {', '.join(folders.languages)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import xxhash
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
@@ -50,7 +51,8 @@ class Filters:
         return self.scope is not None or self.sources is not None or self.languages is not None or bool(self.hidden)
 
     def key(self) -> str:
-        return repr((self.scope, self.sources, self.languages, hash(tuple(sorted(self.hidden)))))
+        hidden = xxhash.xxh3_64_hexdigest("\n".join(sorted(self.hidden)).encode()) if self.hidden else ""
+        return repr((self.scope, self.sources, self.languages, hidden))
 
     def admits(self, source: str, ref: str, language: str) -> bool:
         if self.sources is not None and source not in self.sources:

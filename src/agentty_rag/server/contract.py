@@ -35,8 +35,9 @@ skills and learned memory facts, ranked by relevance.
 
 Use it to find how something is configured, deployed, operated or decided in this project, in your own
 words. Returns passages with provenance (docs:PATH:START-END with PATH relative to the workspace root,
-skill:NAME, memory:ID; mcp:URI for resources of the project's other MCP servers, when AGENTTY_RAG_MCP=1) and a header naming the retrieval mode and how many
-candidates each stage kept. Not for exact strings: use grep for those."""
+skill:NAME, memory:ID; mcp:URI for resources of the project's other MCP servers, when AGENTTY_RAG_MCP=1) and
+a header naming the retrieval mode and how many candidates each stage kept. Not for exact strings: use grep
+for those."""
 
 SEARCH_CODE_DESCRIPTION = """\
 Search the workspace's source code by meaning: each result is a whole function, method, class or

@@ -112,10 +112,6 @@ class DocsRoots:
     folder: Path | None = None
     boundary: Path | None = None
 
-    @property
-    def narrowed(self) -> bool:
-        return self.folder is not None
-
     def key_prefix(self, start: Path) -> str:
         """``docs:`` and the path from the workspace root to ``start`` (the absolute path when outside it)."""
         if start == self.workspace:
@@ -131,7 +127,6 @@ class DocsScan:
 
     translations: Translations = field(default_factory=Translations)
     folders: tuple[tuple[str, int], ...] = ()
-    left_out: int = 0  # translations not indexed
 
 
 class DocsSource:
@@ -159,15 +154,15 @@ class DocsSource:
             files.extend(found.files)
             skipped.merge(found.skipped)
         paths = [stamp.key.removeprefix("docs:") for stamp in files]
-        translations = self._translations(paths)
-        wanted = self.languages()
-        kept = [stamp for stamp in files if translations.kept(stamp.key.removeprefix("docs:"), wanted)]
-        left_out = len(files) - len(kept)
-        for stamp in files:
-            if not translations.kept(stamp.key.removeprefix("docs:"), wanted):
-                skipped.add("translation", stamp.key.removeprefix("docs:"))
+        translations, wanted = self._translations(paths), self.languages()
+        kept: list[FileStamp] = []
+        for stamp, path in zip(files, paths, strict=True):
+            if translations.kept(path, wanted):
+                kept.append(stamp)
+            else:
+                skipped.add("translation", path)
         kept.sort(key=lambda stamp: stamp.key)
-        self.last = DocsScan(translations, _folders(stamp.key.removeprefix("docs:") for stamp in kept), left_out)
+        self.last = DocsScan(translations, _folders(stamp.key.removeprefix("docs:") for stamp in kept))
         return ScanResult(kept, skipped)
 
     def _walks(self) -> list[tuple[Path, WalkRules]]:

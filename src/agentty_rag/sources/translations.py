@@ -71,10 +71,6 @@ class Translations:
     counts: dict[str, int] = field(default_factory=dict)
     originals: dict[str, str] = field(default_factory=dict)
 
-    def has(self, language: str) -> bool:
-        """Whether the corpus holds translations into ``language`` (a base language: ``zh`` covers ``zh-hant``)."""
-        return any(lang == language or lang.split("-")[0] == language for lang in self.counts)
-
     def matching(self, language: str) -> tuple[str, ...]:
         """The corpus's languages that ``language`` names, sorted."""
         return tuple(sorted(lang for lang in self.counts if lang == language or lang.split("-")[0] == language))

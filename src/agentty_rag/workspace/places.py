@@ -130,9 +130,10 @@ class Opened:
 def docs_source(places: Places) -> DocsSource:
     """The workspace's documents, as the settings narrow them."""
     folder = places.docs_folder()
-    roots = DocsRoots(places.root, None if folder is None else places.resolve(folder))
-    if folder is not None:
-        roots = replace(roots, boundary=places.boundary(folder))
+    if folder is None:
+        roots = DocsRoots(places.root)
+    else:
+        roots = DocsRoots(places.root, places.resolve(folder), places.boundary(folder))
     return DocsSource(roots, places.settings.docs_max_bytes, places.docs_languages)
 
 

@@ -200,16 +200,15 @@ class Workspace:
         source = docs_source_of(lookup.index)
         if source is None or not source.last.translations.counts:
             return lookup, ()
-        request = lookup.request
+        request, indexed = lookup.request, self.places.docs_languages()
         notes: tuple[str, ...] = ()
-        choice = choose_language(
-            request.query, request.filters.scope, source.last.translations, self.places.docs_languages()
-        )
+        choice = choose_language(request.query, request.filters.scope, source.last.translations, indexed)
         if choice.ask:
             for language in choice.ask:
                 self.places.ask_language(language)
             notes = self._refresh(lookup.index, ask_shared)
-        hidden = hidden_refs(choice, source.last.translations, self.places.docs_languages())
+            indexed = self.places.docs_languages()
+        hidden = hidden_refs(choice, source.last.translations, indexed)
         if not hidden:
             return lookup, notes
         filters = replace(request.filters, hidden=hidden)
