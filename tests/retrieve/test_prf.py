@@ -86,10 +86,9 @@ def test_feedback_finds_the_reverse_proxy_section_for_a_question_about_nginx_dis
     assert not {"shipyard", "nginx", "log"} & set(expansion.terms)  # the query's own terms are not added
     without = search(index, parse_query(NGINX, index.tokenizer), 5, Filters(), docs.plan())
     expanded = search(index, parse_query(NGINX, index.tokenizer), 5, Filters(), Plan.from_settings(settings))
-    assert [h.chunk.ref for h in without.hits[:2]] == [
-        "docs/releases/changelog.md",
-        "docs/operations/networking-tls.md",
-    ]
+    # the changelog entry that shares the question's words ranks below the guide even without feedback
+    assert "docs/releases/changelog.md" not in [h.chunk.ref for h in without.hits[:3]]
+    assert without.hits[0].chunk.ref == "docs/operations/networking-tls.md"
     assert expanded.hits[0].chunk.ref == "docs/operations/networking-tls.md"
     assert expanded.hits[0].chunk.context.endswith("Behind a reverse proxy")
     assert ("prf +8 terms", NOTE) in expanded.funnel.stages
