@@ -402,3 +402,61 @@ def test_a_file_that_is_not_even_json_with_comments_is_never_written(tmp_path: P
     result = _init(tmp_path, "claude-code")
     assert result.returncode == 1 and "is not valid JSON" in result.stderr and "line 4" in result.stderr
     assert (tmp_path / ".mcp.json").read_text() == broken
+
+
+def _immutable(path: Path) -> bool:
+    """Make ``path`` immutable (``chattr +i``, which stops root too); False where the file system or the
+    machine cannot."""
+    try:
+        return subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def test_an_immutable_client_file_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": MCP_JSON})
+    path = tmp_path / ".mcp.json"
+    if not _immutable(path):
+        pytest.skip("chattr +i is not available here")
+    try:
+        for args in (("claude-code",), ("claude-code", "--uninstall")):
+            before = path.read_text()
+            result = _init(tmp_path, *args)
+            assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+            assert result.stderr.count("\n") == 1, result.stderr
+            assert "cannot write .mcp.json (Operation not permitted)" in result.stderr
+            assert "chattr -i" in result.stderr and "nothing written" in result.stderr
+            assert path.read_text() == before
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+            _ok(_init(tmp_path, "claude-code"))  # installed: the next round takes it out
+            assert _immutable(path)
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def _with_no_room_to_write() -> None:
+    """In the child: every file it writes may hold 0 bytes (writing more fails with EFBIG), which no
+    permission, root's included, lifts."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+
+def test_a_client_file_that_cannot_be_written_says_which_and_what_was_written_before_it(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": MCP_JSON})
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(tmp_path), "init", "claude-code", "--hook"],
+        capture_output=True,
+        text=True,
+        env={**environment, **LEXICAL, "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=_with_no_room_to_write,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "cannot write .mcp.json (File too large)" in result.stderr
+    assert "nothing written" in result.stderr
+    assert (tmp_path / ".mcp.json").read_text() == MCP_JSON and not (tmp_path / ".claude").exists()
+    assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]  # no temporary file left behind

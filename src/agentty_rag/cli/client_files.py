@@ -16,7 +16,7 @@ from pathlib import Path
 from agentty_rag import jsonc
 from agentty_rag.cli import clients
 from agentty_rag.cli.clients import BLOCK_END, BLOCK_START, Edit, Kind
-from agentty_rag.errors import ClientError, Conflict
+from agentty_rag.errors import ClientError, Conflict, Unwritable
 from agentty_rag.fsguard import UnsafeFile, is_inside, read_regular, write_private
 
 # The largest client file init reads (they are a few kB).
@@ -241,18 +241,30 @@ def diff(change: Change, shown: str) -> str:
 def write(changes: list[Change], stop_at: Path) -> None:
     """Write (or delete) each changed file atomically, where it really is (a link inside the workspace, as
     ``CLAUDE.md`` -> ``AGENTS.md``, keeps pointing at the file it names); folders left empty are removed up to
-    ``stop_at`` (the workspace). Never through a link out of the workspace (``plan`` refused it)."""
+    ``stop_at`` (the workspace). Never through a link out of the workspace (``plan`` refused it).
+    ``Unwritable`` when the system refuses one (immutable, read-only, full), naming the files written before."""
+    written: list[Path] = []
     for change in changes:
         if not change.changed:
             continue
-        target = _target(change.path, stop_at)
-        if change.after is None:
-            target.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, stop_at)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _target(change.path, stop_at)  # the folders made are checked again: nothing swapped in meanwhile
-        write_private(target, change.after.encode("utf-8"))
+        try:
+            _write_one(change, stop_at)
+        except UnsafeFile:
+            raise
+        except OSError as error:
+            raise Unwritable(change.path, error, written) from None
+        written.append(change.path)
+
+
+def _write_one(change: Change, stop_at: Path) -> None:
+    target = _target(change.path, stop_at)
+    if change.after is None:
+        target.unlink(missing_ok=True)
+        _remove_empty_parents(change.path.parent, stop_at)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _target(change.path, stop_at)  # the folders made are checked again: nothing swapped in meanwhile
+    write_private(target, change.after.encode("utf-8"))
 
 
 def _remove_empty_parents(folder: Path, stop_at: Path) -> None:

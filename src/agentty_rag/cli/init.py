@@ -4,6 +4,7 @@ every change as a diff before anything is written."""
 from __future__ import annotations
 
 import argparse
+import errno
 import shlex
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from agentty_rag import jsonc
 from agentty_rag.cli import client_files, clients
 from agentty_rag.config import Settings
-from agentty_rag.errors import ClientError, Conflict
+from agentty_rag.errors import ClientError, Conflict, Unwritable
 
 # The clients whose documentation says their JSON file may hold comments (VS Code's JSONC, opencode's .jsonc).
 JSONC_CLIENTS = frozenset({"vscode", "opencode"})
@@ -72,7 +73,11 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         print("(dry run: nothing written)")
         _tell(notes)
         return 0
-    client_files.write(changes, root)
+    try:
+        client_files.write(changes, root)
+    except Unwritable as error:
+        print(f"agentty-rag: {_unwritable(error, root, home)}", file=sys.stderr)
+        return 1
     if not touched:
         print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
     else:
@@ -125,6 +130,20 @@ def _commented(changes: list[client_files.Change], client: str, root: Path, home
             "them and changed only its own entry, but a client that reads plain JSON may refuse the file"
         )
     return notes
+
+
+def _unwritable(error: Unwritable, root: Path, home: Path | None) -> str:
+    """One line: the file the system refused, why, what to do, and what was written before it."""
+    shown = _shown(error.path, root, home)
+    if error.reason.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+        remedy = f"make it writable (its permissions; `chattr -i {shown}` if it is immutable) and run init again"
+    else:
+        remedy = "fix the cause (room on the disk, a size limit) and run init again"
+    done = f"wrote only {', '.join(_shown(p, root, home) for p in error.written)}" if error.written else ""
+    return (
+        f"cannot write {shown} ({error.reason.strerror or error.reason}): {remedy}, or make the change shown "
+        f"above yourself; {done or 'nothing written'}"
+    )
 
 
 def _next_steps(args: argparse.Namespace) -> None:
