@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentty_rag import jsonc
+from agentty_rag.cli.clients import instruction_file
 from tests.conftest import LEXICAL, run_main, write
 
 MCP_JSON = """{
@@ -460,3 +461,39 @@ def test_a_client_file_that_cannot_be_written_says_which_and_what_was_written_be
     assert "nothing written" in result.stderr
     assert (tmp_path / ".mcp.json").read_text() == MCP_JSON and not (tmp_path / ".claude").exists()
     assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("client", ["claude-code", "cursor", "codex", "opencode"])
+def test_uninstall_keeps_an_entry_a_user_edited_and_says_so(tmp_path: Path, client: str) -> None:
+    _ok(_init(tmp_path, client, "--instructions"))
+    path = tmp_path / ENTRIES[client][0]
+    text = path.read_text()
+    if client == "codex":
+        edited = text.replace('args = ["serve"]', 'args = ["serve"]\nenv = { AGENTTY_DOCS_DIR = "handbook" }')
+    else:
+        edited = text.replace('"serve"]', '"serve"],\n      "env": {"AGENTTY_DOCS_DIR": "handbook"}')
+    assert edited != text
+    path.write_text(edited)
+    kept = _init(tmp_path, client, "--uninstall")
+    assert kept.returncode == 0, kept.stderr
+    assert path.read_text() == edited  # the user's env is still there, with the entry it belongs to
+    shown = ENTRIES[client][0]
+    assert kept.stderr.count(f"kept the agentty-rag entry in {shown}: it holds changes init did not write (env)") == 1
+    assert f"`agentty-rag init {client} --uninstall --force` removes it" in kept.stderr
+    assert not (tmp_path / instruction_file(client)).exists()  # the rest of what init wrote goes
+    _ok(_init(tmp_path, client, "--uninstall", "--force"))
+    assert not path.exists()
+
+
+def test_uninstall_takes_out_an_entry_init_wrote_with_learning_or_with_another_launcher(tmp_path: Path) -> None:
+    bare = {"command": "agentty-rag", "args": ["serve"]}
+    module = {"command": "/opt/python3", "args": ["-m", "agentty_rag", "serve"], "env": {"AGENTTY_RAG_LEARN": "1"}}
+    for entry in (bare, module):
+        write(tmp_path, {".mcp.json": json.dumps({"mcpServers": {"agentty-rag": entry}}, indent=2) + "\n"})
+        result = _ok_result(_init(tmp_path, "claude-code", "--uninstall"))
+        assert "kept" not in result.stderr and not (tmp_path / ".mcp.json").exists()
+
+
+def _ok_result(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, result.stderr
+    return result

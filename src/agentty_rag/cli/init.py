@@ -60,6 +60,12 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         return 1
     show(changes)
     notes += _commented(changes, args.client, root, home) if not args.uninstall else []
+    notes += [
+        f"kept the agentty-rag entry in {_shown(change.path, root, home)}: it holds changes init did not write "
+        f"({what}); `agentty-rag init {args.client} --uninstall --force` removes it"
+        for change in changes
+        for what in change.kept
+    ]
     touched = [change for change in changes if change.changed]
     if not args.uninstall and launch.machine_specific:
         written = ", ".join(_shown(c.path, root, home) for c in changes if c.after is not None)
@@ -106,7 +112,7 @@ def _edits(
             argv=launch.argv,
         )
         return edits, []
-    edits = clients.uninstall_edits(args.client, root, home)
+    edits = clients.uninstall_edits(args.client, root, home, settings.build_wait_ms)
     readers = client_files.still_reading_instructions(args.client, root, home)
     if not readers:
         return edits, []
