@@ -114,7 +114,7 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
             f"(updated {state.updated_at})"
         )
     lines = [head]
-    lines.extend(f"  over the file cap: {line}" for line in state.selection)
+    lines.extend(f"  {line}" for line in state.selection)
     if state.freshness and (verbose or "server" in state.freshness or "failed" in state.freshness):
         lines.append(f"  changes: {state.freshness}")
     if state.storage != "disk":
