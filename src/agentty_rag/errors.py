@@ -128,8 +128,9 @@ class Unwritable(ClientError):
     """A client file ``init`` cannot write or delete (``path``, ``reason`` from the OS), after it wrote
     ``written`` (in order; usually none)."""
 
-    def __init__(self, path: Path, reason: OSError, written: list[Path]) -> None:
-        super().__init__(f"cannot write {path} ({reason.strerror or reason})")
+    def __init__(self, path: Path, reason: OSError, written: list[Path], removing: bool = False) -> None:
+        self.verb = "remove" if removing else "write"
+        super().__init__(f"cannot {self.verb} {path} ({reason.strerror or reason})")
         self.path, self.reason, self.written = path, reason, written
 
 

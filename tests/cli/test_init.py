@@ -431,6 +431,13 @@ def test_an_immutable_client_file_is_a_one_line_error_naming_it(tmp_path: Path) 
             subprocess.run(["chattr", "-i", str(path)], check=True)
             _ok(_init(tmp_path, "claude-code"))  # installed: the next round takes it out
             assert _immutable(path)
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.unlink()
+        _ok(_init(tmp_path, "claude-code"))  # the file init made, which --uninstall deletes
+        assert _immutable(path)
+        removed = _init(tmp_path, "claude-code", "--uninstall")
+        assert removed.returncode == 1 and removed.stderr.count("\n") == 1, removed.stderr
+        assert "cannot remove .mcp.json (Operation not permitted)" in removed.stderr and path.exists()
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
 

@@ -276,10 +276,8 @@ def write(changes: list[Change], stop_at: Path) -> None:
             continue
         try:
             _write_one(change, stop_at)
-        except UnsafeFile:
-            raise
-        except OSError as error:
-            raise Unwritable(change.path, error, written) from None
+        except OSError as error:  # also UnsafeFile: a link swapped in after the plan
+            raise Unwritable(change.path, error, written, removing=change.after is None) from None
         written.append(change.path)
 
 

@@ -13,6 +13,7 @@ from agentty_rag import jsonc
 from agentty_rag.cli import client_files, clients
 from agentty_rag.config import Settings
 from agentty_rag.errors import ClientError, Conflict, Unwritable
+from agentty_rag.fsguard import UnsafeFile
 
 # The clients whose documentation says their JSON file may hold comments (VS Code's JSONC, opencode's .jsonc).
 JSONC_CLIENTS = frozenset({"vscode", "opencode"})
@@ -84,6 +85,9 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
     except Unwritable as error:
         print(f"agentty-rag: {_unwritable(error, root, home)}", file=sys.stderr)
         return 1
+    except ClientError as error:  # a folder on the way became a link out after the plan
+        print(f"agentty-rag: {error}; nothing more written", file=sys.stderr)
+        return 1
     if not touched:
         print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
     else:
@@ -141,13 +145,15 @@ def _commented(changes: list[client_files.Change], client: str, root: Path, home
 def _unwritable(error: Unwritable, root: Path, home: Path | None) -> str:
     """One line: the file the system refused, why, what to do, and what was written before it."""
     shown = _shown(error.path, root, home)
-    if error.reason.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+    if isinstance(error.reason, UnsafeFile):
+        remedy = "remove the link and run init again"
+    elif error.reason.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
         remedy = f"make it writable (its permissions; `chattr -i {shown}` if it is immutable) and run init again"
     else:
         remedy = "fix the cause (room on the disk, a size limit) and run init again"
     done = f"wrote only {', '.join(_shown(p, root, home) for p in error.written)}" if error.written else ""
     return (
-        f"cannot write {shown} ({error.reason.strerror or error.reason}): {remedy}, or make the change shown "
+        f"cannot {error.verb} {shown} ({error.reason.strerror or error.reason}): {remedy}, or make the change shown "
         f"above yourself; {done or 'nothing written'}"
     )
 
