@@ -1,6 +1,6 @@
 """A search over a tree larger than the file cap says how much of it the index covers and which setting caps
 it, over the real ``agentty-rag serve`` on stdio with the official MCP client (and so do the command line's
-search and ``status``)."""
+``index``, search and ``status``)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,10 @@ async def test_a_search_over_a_capped_tree_says_how_much_the_index_covers_and_wh
 def test_search_code_and_status_on_the_command_line_say_it_too(tmp_path: Path) -> None:
     capped_tree(tmp_path)
     env = {"AGENTTY_RAG_CODE_MAX_FILES": "50"}
+    built = run_main("agentty_rag", tmp_path, ("index", "code"), env)
     found = run_main("agentty_rag", tmp_path, ("search-code", "quokka_ledger_flush"), env)
     status = run_main("agentty_rag", tmp_path, ("status",), env)
-    assert found.returncode == 0 and status.returncode == 0, found.stderr + status.stderr
+    assert built.returncode == found.returncode == status.returncode == 0, built.stderr + found.stderr
+    assert COVERS in built.stdout.splitlines()
     assert found.stdout.splitlines()[1:3] == [f"note: {COVERS}; a file left out is not searched", "no matches (bm25)"]
     assert f"  {COVERS}" in status.stdout.splitlines()
