@@ -22,7 +22,8 @@ AgenttyRagError                  every error agentty-rag defines
 ├── JsoncError (ValueError)      jsonc: the text is not JSON or JSONC
 ├── ResourceServerError          mcp_resources: an MCP server failed to start, answer or list; its report says why
 ├── ClientError                  clients: ``init`` cannot go ahead; nothing was written
-│   └── Conflict                 agentty-rag's entry differs from what ``init`` writes (replaced with --force)
+│   ├── Conflict                 agentty-rag's entry differs from what ``init`` writes (replaced with --force)
+│   └── Unwritable               a client file cannot be written (permissions, immutable, read-only, full)
 ├── StdinError (ValueError)      inject: what came on stdin is not a prompt; the hook stays quiet
 ├── UsageError                   rag-bench: bad arguments; exit status 2
 ├── QueriesError (ValueError)    rag-bench: the queries file cannot be used
@@ -31,6 +32,8 @@ AgenttyRagError                  every error agentty-rag defines
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class AgenttyRagError(Exception):
@@ -121,6 +124,16 @@ class Conflict(ClientError):
     """agentty-rag's entry is there but differs from what init writes: replaced only with --force."""
 
 
+class Unwritable(ClientError):
+    """A client file ``init`` cannot write or delete (``path``, ``reason`` from the OS), after it wrote
+    ``written`` (in order; usually none)."""
+
+    def __init__(self, path: Path, reason: OSError, written: list[Path], removing: bool = False) -> None:
+        self.verb = "remove" if removing else "write"
+        super().__init__(f"cannot {self.verb} {path} ({reason.strerror or reason})")
+        self.path, self.reason, self.written = path, reason, written
+
+
 class StdinError(AgenttyRagError, ValueError):
     """What came on stdin is not a prompt (the message says why; the hook stays quiet)."""
 
@@ -164,5 +177,6 @@ __all__ = [
     "ResultFileError",
     "StdinError",
     "UnsafeFile",
+    "Unwritable",
     "UsageError",
 ]

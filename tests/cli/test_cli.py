@@ -4,6 +4,7 @@ the server's and the hook's tests)."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from collections.abc import Callable
@@ -228,3 +229,40 @@ def test_index_with_no_argument_indexes_docs_and_code(tmp_path: Path) -> None:
     assert "docs: rebuilt — 1 file, 1 chunk" in built.stdout and "code: rebuilt — 1 file" in built.stdout
     status = json.loads(_run(tmp_path, "status", "--json").stdout)
     assert {name: index["files"] for name, index in status["indexes"].items()} == {"docs": 1, "code": 1}
+
+
+def _deep_folders(start: Path, names: list[str]) -> None:
+    """Make ``start/names[0]/names[1]/…`` one folder at a time from the last one made, so that the folders
+    may go deeper than the longest path the system opens."""
+    start.mkdir(parents=True, exist_ok=True)
+    fd = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def test_a_very_deep_folder_is_shown_with_its_middle_left_out(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    deep = [f"level{i:02d}-" + "x" * 190 for i in range(15)]  # about 3,000 characters: still readable
+    write(
+        root,
+        {"README.md": "# Project\n\nHello.\n", "src/" + "/".join(deep) + "/deep.py": "def deep():\n    return 1\n"},
+    )
+    _deep_folders(root / "src" / Path(*deep), [f"more{i:02d}-" + "y" * 190 for i in range(8)])  # past PATH_MAX
+    preview = _run(root, "index", "all", "--dry-run")
+    status = _run(root, "status")
+    for result in (preview, status):
+        assert result.returncode == 0, result.stderr
+        assert max(len(line) for line in result.stdout.splitlines()) <= 160, result.stdout
+    largest = next(line for line in preview.stdout.splitlines() if line.startswith("  largest:") and "deep" in line)
+    assert largest.startswith("  largest: src/level00-x") and "…" in largest and "/deep.py (" in largest
+    unreadable = [line for line in status.stdout.splitlines() if "unreadable directory: src/level00-x" in line]
+    assert len(unreadable) == 2 and all(line.split("…")[1].endswith("yyyy") for line in unreadable)  # docs, code
+    whole = json.loads(_run(root, "status", "--json").stdout)
+    examples = whole["indexes"]["code"]["skipped"]["examples"]["unreadable directory"]
+    assert len(examples[0]) > 4096  # the data keeps every character

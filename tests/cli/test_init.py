@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentty_rag import jsonc
+from agentty_rag.cli.clients import instruction_file
 from tests.conftest import LEXICAL, run_main, write
 
 MCP_JSON = """{
@@ -402,3 +403,104 @@ def test_a_file_that_is_not_even_json_with_comments_is_never_written(tmp_path: P
     result = _init(tmp_path, "claude-code")
     assert result.returncode == 1 and "is not valid JSON" in result.stderr and "line 4" in result.stderr
     assert (tmp_path / ".mcp.json").read_text() == broken
+
+
+def _immutable(path: Path) -> bool:
+    """Make ``path`` immutable (``chattr +i``, which stops root too); False where the file system or the
+    machine cannot."""
+    try:
+        return subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def test_an_immutable_client_file_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": MCP_JSON})
+    path = tmp_path / ".mcp.json"
+    if not _immutable(path):
+        pytest.skip("chattr +i is not available here")
+    try:
+        for args in (("claude-code",), ("claude-code", "--uninstall")):
+            before = path.read_text()
+            result = _init(tmp_path, *args)
+            assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+            assert result.stderr.count("\n") == 1, result.stderr
+            assert "cannot write .mcp.json (Operation not permitted)" in result.stderr
+            assert "chattr -i" in result.stderr and "nothing written" in result.stderr
+            assert path.read_text() == before
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+            _ok(_init(tmp_path, "claude-code"))  # installed: the next round takes it out
+            assert _immutable(path)
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.unlink()
+        _ok(_init(tmp_path, "claude-code"))  # the file init made, which --uninstall deletes
+        assert _immutable(path)
+        removed = _init(tmp_path, "claude-code", "--uninstall")
+        assert removed.returncode == 1 and removed.stderr.count("\n") == 1, removed.stderr
+        assert "cannot remove .mcp.json (Operation not permitted)" in removed.stderr and path.exists()
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def _with_no_room_to_write() -> None:
+    """In the child: every file it writes may hold 0 bytes (writing more fails with EFBIG), which no
+    permission, root's included, lifts."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+
+def test_a_client_file_that_cannot_be_written_says_which_and_what_was_written_before_it(tmp_path: Path) -> None:
+    write(tmp_path, {".mcp.json": MCP_JSON})
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AGENTTY_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentty_rag", "--root", str(tmp_path), "init", "claude-code", "--hook"],
+        capture_output=True,
+        text=True,
+        env={**environment, **LEXICAL, "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=_with_no_room_to_write,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "cannot write .mcp.json (File too large)" in result.stderr
+    assert "nothing written" in result.stderr
+    assert (tmp_path / ".mcp.json").read_text() == MCP_JSON and not (tmp_path / ".claude").exists()
+    assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("client", ["claude-code", "cursor", "codex", "opencode"])
+def test_uninstall_keeps_an_entry_a_user_edited_and_says_so(tmp_path: Path, client: str) -> None:
+    _ok(_init(tmp_path, client, "--instructions"))
+    path = tmp_path / ENTRIES[client][0]
+    text = path.read_text()
+    if client == "codex":
+        edited = text.replace('args = ["serve"]', 'args = ["serve"]\nenv = { AGENTTY_DOCS_DIR = "handbook" }')
+    else:
+        edited = text.replace('"serve"]', '"serve"],\n      "env": {"AGENTTY_DOCS_DIR": "handbook"}')
+    assert edited != text
+    path.write_text(edited)
+    kept = _init(tmp_path, client, "--uninstall")
+    assert kept.returncode == 0, kept.stderr
+    assert path.read_text() == edited  # the user's env is still there, with the entry it belongs to
+    shown = ENTRIES[client][0]
+    assert kept.stderr.count(f"kept the agentty-rag entry in {shown}: it holds changes init did not write (env)") == 1
+    assert f"`agentty-rag init {client} --uninstall --force` removes it" in kept.stderr
+    assert not (tmp_path / instruction_file(client)).exists()  # the rest of what init wrote goes
+    _ok(_init(tmp_path, client, "--uninstall", "--force"))
+    assert not path.exists()
+
+
+def test_uninstall_takes_out_an_entry_init_wrote_with_learning_or_with_another_launcher(tmp_path: Path) -> None:
+    bare = {"command": "agentty-rag", "args": ["serve"]}
+    module = {"command": "/opt/python3", "args": ["-m", "agentty_rag", "serve"], "env": {"AGENTTY_RAG_LEARN": "1"}}
+    for entry in (bare, module):
+        write(tmp_path, {".mcp.json": json.dumps({"mcpServers": {"agentty-rag": entry}}, indent=2) + "\n"})
+        result = _ok_result(_init(tmp_path, "claude-code", "--uninstall"))
+        assert "kept" not in result.stderr and not (tmp_path / ".mcp.json").exists()
+
+
+def _ok_result(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, result.stderr
+    return result

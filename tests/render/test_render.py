@@ -16,6 +16,7 @@ from agentty_rag.render import (
     render_structured,
     render_text,
 )
+from agentty_rag.render.status import shortened
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
 
 
@@ -144,3 +145,14 @@ def test_the_header_is_at_most_thirty_tokens_whatever_the_search(mode: str, coun
     packed = fit(hits, BudgetConfig.from_settings(BudgetSettings()), 0.61, weakest=0.0)
     first = render_text(result, packed).split("\n")[0]
     assert len(first) / 4 <= 30, first  # tokens as the peers count them: characters / 4
+
+
+@given(st.text(alphabet="ab/.", max_size=600), st.integers(min_value=20, max_value=200))
+def test_a_shortened_path_fits_its_width_and_keeps_its_start_and_its_end(path: str, width: int) -> None:
+    short = shortened(path, width)
+    assert len(short) <= width
+    if len(path) <= width:
+        assert short == path
+    else:
+        head, tail = short.split("…")
+        assert path.startswith(head) and path.endswith(tail) and len(head) + len(tail) >= width // 3

@@ -132,7 +132,7 @@ def test_over_the_cap_source_comes_before_tests_and_examples_and_shallow_before_
     result = scan_tree(tmp_path, tmp_path, _rules(max_files=3))
     assert [f.key for f in result.files] == ["code:main.go", "code:pkg/core.py", "code:pkg/deep/er/inner.py"]
     assert result.selection.left_out == {"tests": 3, "examples, benchmarks, fixtures and docs": 1}
-    assert "kept 3 of 7 files" in result.selection.summary()
+    assert "covers 3 of 7 files: the file cap left out" in result.selection.summary()
     shallow = scan_tree(tmp_path, tmp_path, _rules(max_files=2))
     assert [f.key for f in shallow.files] == ["code:main.go", "code:pkg/core.py"]
     assert shallow.selection.left_out["in deeper folders"] == 1

@@ -35,8 +35,8 @@ def test_status_names_the_rules_that_left_files_out_over_the_cap(tmp_path: Path)
     )
     text = _status(tmp_path, AGENTTY_RAG_CODE_MAX_FILES="2")
     assert (
-        "over the file cap: code: kept 2 of 4 files (the file cap): left out 1 examples, benchmarks, fixtures "
-        "and docs, 1 tests" in text
+        "  code covers 2 of 4 files: the file cap AGENTTY_RAG_CODE_MAX_FILES=2 left out 1 examples, benchmarks, "
+        "fixtures and docs, 1 tests" in text
     )
 
 

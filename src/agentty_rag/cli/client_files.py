@@ -16,7 +16,7 @@ from pathlib import Path
 from agentty_rag import jsonc
 from agentty_rag.cli import clients
 from agentty_rag.cli.clients import BLOCK_END, BLOCK_START, Edit, Kind
-from agentty_rag.errors import ClientError, Conflict
+from agentty_rag.errors import ClientError, Conflict, Unwritable
 from agentty_rag.fsguard import UnsafeFile, is_inside, read_regular, write_private
 
 # The largest client file init reads (they are a few kB).
@@ -30,6 +30,7 @@ class Change:
     path: Path
     before: str | None
     after: str | None
+    kept: tuple[str, ...] = ()  # uninstall: the entries left because a user changed them (``user_changes``)
 
     @property
     def changed(self) -> bool:
@@ -141,9 +142,11 @@ _APPLY: dict[Kind, Callable[[Edit, str, bool, bool], str]] = {
 def plan(edits: list[Edit], root: Path, *, remove: bool = False, force: bool = False) -> list[Change]:
     """Each touched file before and after its edits; raises ``ClientError`` before anything is written (also
     for a file of the workspace that is, or lies in a folder that is, a link out of it, or is not a regular
-    file: a FIFO would block, a link out would be read and then written)."""
+    file: a FIFO would block, a link out would be read and then written). Removing, a server entry a user
+    changed stays (``Change.kept`` says what changed) unless ``force``."""
     texts: dict[Path, str | None] = {}
     kinds: dict[Path, Kind] = {}
+    kept: dict[Path, list[str]] = {}
     for edit in edits:
         if edit.path not in texts:
             texts[edit.path] = _read(edit.path, root)
@@ -152,6 +155,11 @@ def plan(edits: list[Edit], root: Path, *, remove: bool = False, force: bool = F
         if remove and texts[edit.path] is None:
             continue
         try:
+            changed = _user_changes(edit, text) if remove and not force else []
+            if changed:  # opencode's entry is looked for under both its shapes: said once
+                noted = kept.setdefault(edit.path, [])
+                noted += [] if ", ".join(changed) in noted else [", ".join(changed)]
+                continue
             texts[edit.path] = _APPLY[edit.kind](edit, text, remove, force)
         except jsonc.JsoncError as error:
             raise ClientError(f"{edit.path} is not valid JSON ({error}); fix it or move it aside") from None
@@ -160,8 +168,27 @@ def plan(edits: list[Edit], root: Path, *, remove: bool = False, force: bool = F
         before = _read(path, root)
         if remove and after is not None and before is not None and _empty(kinds[path], after):
             after = None
-        changes.append(Change(path, before, after))
+        changes.append(Change(path, before, after, tuple(kept.get(path, ()))))
     return changes
+
+
+def _user_changes(edit: Edit, text: str) -> list[str]:
+    """What a user changed in the server entry ``edit`` would remove ([]: none, or no such entry here)."""
+    if edit.kind not in ("json-member", "toml-table") or not text.strip():
+        return []
+    if edit.kind == "json-member":
+        found = jsonc.get(text, (*edit.keys, edit.key))
+    else:
+        import tomlkit  # as in _toml: only init needs it
+        import tomlkit.exceptions
+
+        try:
+            servers = tomlkit.parse(text).get(edit.keys[0])
+        except tomlkit.exceptions.ParseError:
+            return []  # _toml says the file is not valid TOML
+        entry = servers.get(edit.key) if servers is not None else None
+        found = entry.unwrap() if entry is not None else None
+    return [] if found is None else clients.user_changes(found, edit.value)
 
 
 def holds(edit: Edit, root: Path) -> bool:
@@ -241,18 +268,28 @@ def diff(change: Change, shown: str) -> str:
 def write(changes: list[Change], stop_at: Path) -> None:
     """Write (or delete) each changed file atomically, where it really is (a link inside the workspace, as
     ``CLAUDE.md`` -> ``AGENTS.md``, keeps pointing at the file it names); folders left empty are removed up to
-    ``stop_at`` (the workspace). Never through a link out of the workspace (``plan`` refused it)."""
+    ``stop_at`` (the workspace). Never through a link out of the workspace (``plan`` refused it).
+    ``Unwritable`` when the system refuses one (immutable, read-only, full), naming the files written before."""
+    written: list[Path] = []
     for change in changes:
         if not change.changed:
             continue
-        target = _target(change.path, stop_at)
-        if change.after is None:
-            target.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, stop_at)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _target(change.path, stop_at)  # the folders made are checked again: nothing swapped in meanwhile
-        write_private(target, change.after.encode("utf-8"))
+        try:
+            _write_one(change, stop_at)
+        except OSError as error:  # also UnsafeFile: a link swapped in after the plan
+            raise Unwritable(change.path, error, written, removing=change.after is None) from None
+        written.append(change.path)
+
+
+def _write_one(change: Change, stop_at: Path) -> None:
+    target = _target(change.path, stop_at)
+    if change.after is None:
+        target.unlink(missing_ok=True)
+        _remove_empty_parents(change.path.parent, stop_at)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _target(change.path, stop_at)  # the folders made are checked again: nothing swapped in meanwhile
+    write_private(target, change.after.encode("utf-8"))
 
 
 def _remove_empty_parents(folder: Path, stop_at: Path) -> None:

@@ -224,14 +224,48 @@ def server_entries(client: str, root: Path, home: Path | None) -> list[Edit]:
     return [entry]
 
 
-def uninstall_edits(client: str, root: Path, home: Path | None) -> list[Edit]:
+def uninstall_edits(client: str, root: Path, home: Path | None, build_wait_ms: int = 20_000) -> list[Edit]:
     """Every entry ``init CLIENT`` may have written, whatever options it ran with."""
-    edits = client_edits(client, root, home, hook=True, learn=True, instructions=True)
+    edits = client_edits(client, root, home, hook=True, learn=True, instructions=True, build_wait_ms=build_wait_ms)
     if client == "claude-code":
         edits += client_edits(client, root, home, hook=True, learn=True, local=True)[1:]
     if client == "opencode":
-        edits += [Edit(edits[0].path, "json-member", keys) for keys in (("mcp",), ("mcp", "servers"))]
+        server = edits[0]
+        edits += [Edit(server.path, "json-member", keys, value=server.value) for keys in (("mcp",), ("mcp", "servers"))]
     return edits
+
+
+# The server's environment with --learn: init's own, so it is no edit of the user's.
+_LEARN_ENV = {"AGENTTY_RAG_LEARN": "1"}
+
+
+def _launch_free(entry: dict[str, object]) -> dict[str, object]:
+    """``entry`` with the way it starts this installation (a script path, ``python -m agentty_rag``, the bare
+    command: each machine's own) made one, and --learn's environment left out, so that entries written by
+    any installation, with any options, compare equal."""
+    command, args = entry.get("command"), entry.get("args", [])
+    argv = command if isinstance(command, list) else [command, *(args if isinstance(args, list) else [args])]
+    if argv and isinstance(argv[0], str) and Path(argv[0]).name in (SERVER_NAME, SERVER_NAME + ".exe"):
+        rest = argv[1:]
+    elif argv[1:3] == ["-m", "agentty_rag"]:
+        rest = argv[3:]
+    else:
+        return entry
+    free = {name: value for name, value in entry.items() if name != "args"}
+    free["command"] = [SERVER_NAME, *rest]
+    if free.get("env") == _LEARN_ENV:
+        del free["env"]
+    return free
+
+
+def user_changes(found: object, written: object) -> list[str]:
+    """What a user changed in init's server entry (``found``, against what init writes, ``written``): the
+    names of the keys added or changed; [] when init wrote it as it is (by any installation, with any
+    options)."""
+    if not isinstance(found, dict) or not isinstance(written, dict):
+        return [] if found == written else ["the whole entry"]
+    mine, theirs = _launch_free(written), _launch_free(found)
+    return sorted(name for name in {*mine, *theirs} if mine.get(name) != theirs.get(name))
 
 
 __all__ = [
@@ -250,4 +284,5 @@ __all__ = [
     "server_entries",
     "sharing_instructions",
     "uninstall_edits",
+    "user_changes",
 ]

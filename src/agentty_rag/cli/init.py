@@ -4,6 +4,7 @@ every change as a diff before anything is written."""
 from __future__ import annotations
 
 import argparse
+import errno
 import shlex
 import sys
 from pathlib import Path
@@ -11,7 +12,8 @@ from pathlib import Path
 from agentty_rag import jsonc
 from agentty_rag.cli import client_files, clients
 from agentty_rag.config import Settings
-from agentty_rag.errors import ClientError, Conflict
+from agentty_rag.errors import ClientError, Conflict, Unwritable
+from agentty_rag.fsguard import UnsafeFile
 
 # The clients whose documentation says their JSON file may hold comments (VS Code's JSONC, opencode's .jsonc).
 JSONC_CLIENTS = frozenset({"vscode", "opencode"})
@@ -59,6 +61,12 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         return 1
     show(changes)
     notes += _commented(changes, args.client, root, home) if not args.uninstall else []
+    notes += [
+        f"kept the agentty-rag entry in {_shown(change.path, root, home)}: it holds changes init did not write "
+        f"({what}); `agentty-rag init {args.client} --uninstall --force` removes it"
+        for change in changes
+        for what in change.kept
+    ]
     touched = [change for change in changes if change.changed]
     if not args.uninstall and launch.machine_specific:
         written = ", ".join(_shown(c.path, root, home) for c in changes if c.after is not None)
@@ -72,7 +80,14 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         print("(dry run: nothing written)")
         _tell(notes)
         return 0
-    client_files.write(changes, root)
+    try:
+        client_files.write(changes, root)
+    except Unwritable as error:
+        print(f"agentty-rag: {_unwritable(error, root, home)}", file=sys.stderr)
+        return 1
+    except ClientError as error:  # a folder on the way became a link out after the plan
+        print(f"agentty-rag: {error}; nothing more written", file=sys.stderr)
+        return 1
     if not touched:
         print(f"{args.client}: nothing to {'remove' if args.uninstall else 'change'}")
     else:
@@ -101,7 +116,7 @@ def _edits(
             argv=launch.argv,
         )
         return edits, []
-    edits = clients.uninstall_edits(args.client, root, home)
+    edits = clients.uninstall_edits(args.client, root, home, settings.build_wait_ms)
     readers = client_files.still_reading_instructions(args.client, root, home)
     if not readers:
         return edits, []
@@ -125,6 +140,22 @@ def _commented(changes: list[client_files.Change], client: str, root: Path, home
             "them and changed only its own entry, but a client that reads plain JSON may refuse the file"
         )
     return notes
+
+
+def _unwritable(error: Unwritable, root: Path, home: Path | None) -> str:
+    """One line: the file the system refused, why, what to do, and what was written before it."""
+    shown = _shown(error.path, root, home)
+    if isinstance(error.reason, UnsafeFile):
+        remedy = "remove the link and run init again"
+    elif error.reason.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+        remedy = f"make it writable (its permissions; `chattr -i {shown}` if it is immutable) and run init again"
+    else:
+        remedy = "fix the cause (room on the disk, a size limit) and run init again"
+    done = f"wrote only {', '.join(_shown(p, root, home) for p in error.written)}" if error.written else ""
+    return (
+        f"cannot {error.verb} {shown} ({error.reason.strerror or error.reason}): {remedy}, or make the change shown "
+        f"above yourself; {done or 'nothing written'}"
+    )
 
 
 def _next_steps(args: argparse.Namespace) -> None:

@@ -121,8 +121,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also add a short block telling the agent when to call which tool (AGENTS.md, CLAUDE.md, GEMINI.md)",
     )
-    init.add_argument("--uninstall", action="store_true", help="remove everything init wrote for this client")
-    init.add_argument("--force", action="store_true", help="replace an agentty-rag entry that differs")
+    init.add_argument(
+        "--uninstall",
+        action="store_true",
+        help="remove everything init wrote for this client (an entry a user changed stays)",
+    )
+    init.add_argument(
+        "--force", action="store_true", help="replace an agentty-rag entry that differs (with --uninstall: remove it)"
+    )
     init.add_argument("--dry-run", action="store_true", help="show the changes as a diff and write nothing")
     return parser
 

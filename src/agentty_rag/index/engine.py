@@ -339,6 +339,10 @@ class CorpusIndex(LexicalSearch):
     def n_files(self) -> int:
         return indexed_files(self._mirror.files)
 
+    def coverage(self) -> tuple[str, ...]:
+        """What a file cap left out of the last scan, per source (``code covers 4,000 of 9,210 files: …``)."""
+        return tuple(self._last_scan.selections) if self._last_scan is not None else ()
+
     def skipped(self) -> SkipReport:
         """What the last scan and the loads left out."""
         return skipped(self._mirror.files, self._last_scan)

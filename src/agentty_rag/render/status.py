@@ -34,6 +34,8 @@ from agentty_rag.status.types import (
 _SHOWN_PATHS = 5
 # How many folders, languages or sources a preview line names.
 _SHOWN_COUNTS = 8
+# The most characters a path takes in a line for a person (a longer one loses its middle; --json keeps it).
+PATH_WIDTH = 100
 # The variable each setting is read from: a kind switched off names its switch.
 _VARIABLE = {variable.attr: variable.name for variable in VARIABLES}
 
@@ -41,6 +43,22 @@ _VARIABLE = {variable.attr: variable.name for variable in VARIABLES}
 def counted(count: int, word: str) -> str:
     """``1 file``, ``2,480 files``."""
     return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def shortened(path: str, width: int = PATH_WIDTH) -> str:
+    """``path`` in at most ``width`` characters: its start and its end (where the file's name is) with ``…``
+    between, cut at a ``/`` when one is near, so that a folder 50,000 deep does not fill the screen."""
+    if len(path) <= width:
+        return path
+    room = width - 1
+    head, tail = path[: room * 2 // 5], path[len(path) - (room - room * 2 // 5) :]
+    head = head[: head.rfind("/") + 1] if head.rfind("/") >= len(head) // 2 else head
+    tail = tail[tail.find("/") :] if 0 <= tail.find("/") <= len(tail) // 2 else tail
+    return f"{head}…{tail}"
+
+
+def _paths(paths: list[str] | tuple[str, ...]) -> str:
+    return ", ".join(shortened(path) for path in paths)
 
 
 def status_json(report: StatusReport) -> dict[str, Any]:
@@ -51,10 +69,10 @@ def status_json(report: StatusReport) -> dict[str, Any]:
 def render_status(report: StatusReport, verbose: bool = False) -> str:
     """The report as text for a person."""
     where = report.workspace
-    head = f"workspace: {where.root}"
+    head = f"workspace: {shortened(str(where.root))}"
     moved = os.path.realpath(where.start) != os.path.realpath(where.root)
     if moved and where.how.startswith("found"):
-        head += f" ({where.how} above {where.start})"
+        head += f" ({where.how} above {shortened(str(where.start))})"
     lines = [head]
     for name, state in report.indexes.items():
         lines.extend(_index_lines(name, state, report.sources, verbose))
@@ -96,7 +114,7 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
             f"(updated {state.updated_at})"
         )
     lines = [head]
-    lines.extend(f"  over the file cap: {line}" for line in state.selection)
+    lines.extend(f"  {line}" for line in state.selection)
     if state.freshness and (verbose or "server" in state.freshness or "failed" in state.freshness):
         lines.append(f"  changes: {state.freshness}")
     if state.storage != "disk":
@@ -105,7 +123,7 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
     if redacted.secrets:
         lines.append(
             f"  secrets redacted: {redacted.secrets:,} in {counted(redacted.files, 'file')} "
-            f"({', '.join(redacted.examples[:_SHOWN_PATHS])})"
+            f"({_paths(redacted.examples[:_SHOWN_PATHS])})"
         )
     for spec in kinds_of(name):
         folders = sources.get(spec.status_key) if spec.status_key else None
@@ -119,16 +137,18 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
     if verbose:
         manifest = state.manifest
         lines.append(
-            f"  index {state.path}, generation {state.generation}, schema {manifest.schema_version}, "
+            f"  index {shortened(str(state.path))}, generation {state.generation}, schema {manifest.schema_version}, "
             f"tokenizer v{manifest.tokenizer_version}, chunking {manifest.chunking}"
         )
-        lines.extend(f"  root {root_name}: {root}" for root_name, root in sorted(manifest.roots.items()))
+        lines.extend(
+            f"  root {root_name}: {shortened(str(root))}" for root_name, root in sorted(manifest.roots.items())
+        )
     return lines
 
 
 def _mcp_lines(mcp: McpResources) -> list[str]:
     """The MCP servers read for ``search_docs``: each with its state and counts, or why it failed."""
-    where = ", ".join(mcp.files) or "no configuration file found (.mcp.json, .cursor/mcp.json, .codex/config.toml)"
+    where = _paths(mcp.files) or "no configuration file found (.mcp.json, .cursor/mcp.json, .codex/config.toml)"
     lines = [f"mcp: {counted(len(mcp.servers), 'server')}, {counted(mcp.chunks, 'chunk')} kept in memory — {where}"]
     for server in mcp.servers:
         where = ", ".join(part for part in (server.target, server.origin) if part)
@@ -156,20 +176,20 @@ def _source_lines(spec: SourceSpec, folders: SourceFolders, files: int) -> list[
         return [f"  {label}off ({_VARIABLE[spec.switch]}=0)"]
     if isinstance(folders, FoundFolder):
         if folders.folder is None:
-            return [f"  {label}none found (looked in {', '.join(folders.looked_in)})"]
+            return [f"  {label}none found (looked in {_paths(folders.looked_in)})"]
         return _found_lines(label, folders, files)
     if isinstance(folders, Folders):
-        shown = "; ".join(f.shown + ("" if f.exists else " does not exist") for f in folders.folders)
+        shown = "; ".join(shortened(f.shown) + ("" if f.exists else " does not exist") for f in folders.folders)
         return [f"  {label}{counted(files, 'file')} ({shown})"]
     if isinstance(folders, OneFolder) and not folders.folder.exists:
         missing = f" ({spec.words.missing})" if spec.words.missing else ""
-        return [f"  {label}{folders.folder.shown} does not exist{missing}"]
-    return [f"  {label}{folders.folder.shown} — {counted(files, 'file')}"]
+        return [f"  {label}{shortened(folders.folder.shown)} does not exist{missing}"]
+    return [f"  {label}{shortened(folders.folder.shown)} — {counted(files, 'file')}"]
 
 
 def _found_lines(label: str, folders: FoundFolder, files: int) -> list[str]:
     """Where a kind found its files: each folder with its count, and the translations left out."""
-    lines = [f"  {label}{folders.folder.shown if folders.folder else ''} — {counted(files, 'file')}"]
+    lines = [f"  {label}{shortened(folders.folder.shown) if folders.folder else ''} — {counted(files, 'file')}"]
     if any(folder != "./" for folder, _ in folders.found):  # not only the root's own files
         lines.append(f"    found in: {_ranked(folders.found)}")
     if folders.languages:
@@ -191,7 +211,7 @@ def _skipped_lines(skipped: Skipped) -> list[str]:
     for reason, paths in skipped.examples.items():
         shown = paths[:_SHOWN_PATHS]
         more = skipped.counts.get(reason, 0) - len(shown)
-        lines.append(f"    {reason}: {', '.join(shown)}" + (f" (+{more:,} more)" if more > 0 else ""))
+        lines.append(f"    {reason}: {_paths(shown)}" + (f" (+{more:,} more)" if more > 0 else ""))
     return lines
 
 
@@ -204,7 +224,7 @@ def _size(count: int) -> str:
 
 
 def _ranked(counts: tuple[tuple[str, int], ...]) -> str:
-    text = ", ".join(f"{name} {n:,}" for name, n in counts[:_SHOWN_COUNTS])
+    text = ", ".join(f"{shortened(name)} {n:,}" for name, n in counts[:_SHOWN_COUNTS])
     more = len(counts) - _SHOWN_COUNTS
     return text + (f", … ({more} more)" if more > 0 else "")
 
@@ -220,8 +240,8 @@ def render_preview(previews: tuple[IndexPreview, ...]) -> str:
             continue
         lines.append(f"  by folder: {_ranked(preview.by_folder)}")
         lines.append(f"  by {preview.kind_label}: {_ranked(preview.by_kind)}")
-        lines.append("  largest: " + ", ".join(f"{rel} ({_size(size)})" for rel, size in preview.largest))
+        lines.append("  largest: " + ", ".join(f"{shortened(rel)} ({_size(size)})" for rel, size in preview.largest))
     return "\n".join(lines)
 
 
-__all__ = ["counted", "render_preview", "render_status", "status_json"]
+__all__ = ["PATH_WIDTH", "counted", "render_preview", "render_status", "shortened", "status_json"]

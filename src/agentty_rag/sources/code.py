@@ -35,6 +35,7 @@ class CodeSource:
             accept=_is_code,
             key_prefix="code:",
             max_files=self.max_files,
+            cap_setting="AGENTTY_RAG_CODE_MAX_FILES",
             max_bytes=self.max_bytes,
             secrets=self.secrets,
         )

@@ -64,17 +64,20 @@ class Selection:
     found: int = 0
     cap: int = 0
     left_out: dict[str, int] = field(default_factory=dict)
+    setting: str = ""  # the variable that sets the cap, named where the cap is told
 
     @property
     def active(self) -> bool:
         return bool(self.left_out)
 
     def summary(self) -> str:
-        """``kept 4,000 of 9,210 files (the cap): left out 3,100 tests, 2,110 in deeper folders``."""
+        """``covers 4,000 of 9,210 files: the file cap AGENTTY_RAG_CODE_MAX_FILES=4000 left out 3,100 tests,
+        2,110 in deeper folders``."""
         if not self.left_out:
             return ""
         parts = ", ".join(f"{n:,} {rule}" for rule, n in sorted(self.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
-        return f"kept {self.cap:,} of {self.found:,} files (the file cap): left out {parts}"
+        cap = f"the file cap {self.setting}={self.cap}" if self.setting else "the file cap"
+        return f"covers {self.cap:,} of {self.found:,} files: {cap} left out {parts}"
 
     def to_json(self) -> dict[str, object]:
         return {"found": self.found, "cap": self.cap, "left_out": dict(sorted(self.left_out.items()))}
@@ -84,18 +87,21 @@ def _priority(stamp: FileStamp, rel: str) -> tuple[int, int, int, str]:
     return (kind_of(rel), rel.count("/"), -stamp.mtime_ns, stamp.key)
 
 
-def select(files: Sequence[FileStamp], cap: int, prefix: str) -> tuple[list[FileStamp], list[str], Selection]:
+def select(
+    files: Sequence[FileStamp], cap: int, prefix: str, setting: str = ""
+) -> tuple[list[FileStamp], list[str], Selection]:
     """Keep at most ``cap`` files by the policy above.
 
     Args:
         files: every accepted file of a walk.
         cap: how many to keep.
         prefix: the key prefix to strip for a path relative to the walk (``code:``).
+        setting: the variable that sets ``cap``, for the summary ("": none names it).
 
     Returns:
         The kept files (in the order given), the left-out paths in policy order, and the counts per rule.
     """
-    selection = Selection(found=len(files), cap=min(cap, len(files)))
+    selection = Selection(found=len(files), cap=min(cap, len(files)), setting=setting)
     if len(files) <= cap:
         return list(files), [], selection
     ranked = sorted(((_priority(f, f.key.removeprefix(prefix)), f) for f in files), key=lambda pair: pair[0])

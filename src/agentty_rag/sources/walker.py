@@ -51,6 +51,7 @@ class WalkRules:
         key_prefix: prefix of each ``FileStamp.key`` (``code:``, ``docs:``).
         max_files: past this many files, ``selection.select`` chooses which to keep; the rest are skipped
             as ``over file cap``.
+        cap_setting: the variable that sets ``max_files``, named when the cap leaves files out.
         max_bytes: larger files are skipped as ``too large``.
         secrets: also accept secrets-looking files.
         judge: for a file ``accept`` took, by its name and its path in the workspace: None to keep it, a
@@ -61,6 +62,7 @@ class WalkRules:
     accept: Callable[[str], bool]
     key_prefix: str
     max_files: int = 1_000_000
+    cap_setting: str = ""
     max_bytes: int = 1 << 30
     secrets: bool = False
     judge: Callable[[str, str], str | None] | None = None
@@ -130,7 +132,7 @@ def scan_tree(start: Path, workspace: Path, rules: WalkRules, cache: ListingCach
             continue
         walk.accept_file(rel, path, target)
     walk.cache.finish()
-    files, left_out, selection = select(walk.files, rules.max_files, rules.key_prefix)
+    files, left_out, selection = select(walk.files, rules.max_files, rules.key_prefix, rules.cap_setting)
     for rel in left_out:
         walk.skipped.add("over file cap", rel)
     files.sort(key=lambda f: f.key)

@@ -161,6 +161,8 @@ class Workspace:
                 notes += self._refresh(index, ask_shared)
                 retrieved = self._search(lookup)
             notes += index.take_notes()
+            # A search over a capped tree says so: a name in a file left out is not found, whatever it asks.
+            notes += tuple(f"{line}; a file left out is not searched" for line in index.coverage())
             if retrieved is None:
                 mode = self.dense.mode("bm25", index, lookup.degraded)
                 reason = self._none_held(lookup) or nothing_indexed(lookup.name, self.places)

@@ -59,7 +59,7 @@ def scan(sources: Sequence[Source]) -> Scan:
         result = source.scan()
         skipped.merge(result.skipped)
         if result.selection.active:
-            selections.append(f"{source.name}: {result.selection.summary()}")
+            selections.append(f"{source.name} {result.selection.summary()}")
         for stamp in result.files:
             if stamp.key not in stamps:
                 stamps[stamp.key] = stamp
