@@ -267,7 +267,7 @@ class CompatServer:
 # -- a tool's answer read by its fences ---------------------------------------------------------------------
 
 # The first fence line of an answer comes before any passage's text: its key is the answer's.
-_FIRST_FENCE = re.compile(r"^--- ([a-z2-7]{4})$", re.M)
+_FIRST_FENCE = re.compile(r"^--- ([a-z2-7]{4,})$", re.M)
 
 
 def answer_fence(text: str) -> str:

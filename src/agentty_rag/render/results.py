@@ -200,10 +200,11 @@ def _blocks(result: SearchResult, packed: Packed) -> tuple[str, list[str], list[
 
 def answer_key(packed: Packed) -> str:
     """The key of one answer's fences: a keyed hash of its passages (no document can predict it), drawn again
-    in the rare case a passage's text holds it (so none can show it either)."""
+    in the rare case a passage's text holds it (so none can show it either), a character longer after every
+    16 draws (no text can hold every key of 8 characters)."""
     for salt in itertools.count():
         number = _passages_digest(packed, salt).intdigest()
-        key = "".join(_KEY_ALPHABET[(number >> (5 * i)) & 31] for i in range(_KEY_LENGTH))
+        key = "".join(_KEY_ALPHABET[(number >> (5 * i)) & 31] for i in range(_KEY_LENGTH + salt // 16))
         if not any(key in passage.text for passage in packed.passages):
             return key
     raise AssertionError("unreachable")  # itertools.count() never ends
