@@ -10,9 +10,10 @@ passage starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``
 weakest candidate the ranking considered; the numbers compare only within one result.
 
 A tool's passages are fenced: a line ``--- KEY`` opens each one, and the text ends with ``--- KEY · sources:
-…``, the list of what it cites. KEY is four characters drawn from a keyed hash of the answer's passages and
-chosen so that no passage holds it, so a document that writes a passage's title or a fence line of its own
-(``[2] docs:guide/x.md:1-4 · … · relevance 0.99``) writes text inside its own passage, never a passage.
+…``, the list of what it cites. KEY is four characters (more, should a passage hold every key of four) drawn
+from a keyed hash of the answer's passages and chosen so that no passage holds it, so a document that writes a
+passage's title or a fence line of its own (``[2] docs:guide/x.md:1-4 · … · relevance 0.99``) writes text
+inside its own passage, never a passage.
 
 Everything that came from the corpus is untrusted: a file name or memory id may hold a line break and a
 forged marker, a passage may hold a fence or the block's own end line. So control characters in provenance
