@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -261,6 +262,43 @@ class CompatServer:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(10)
+
+
+# -- a tool's answer read by its fences ---------------------------------------------------------------------
+
+# The first fence line of an answer comes before any passage's text: its key is the answer's.
+_FIRST_FENCE = re.compile(r"^--- ([a-z2-7]{4,})$", re.M)
+
+
+def answer_fence(text: str) -> str:
+    """The fence line of a tool's answer (``--- KEY``); fails the test when the answer has none."""
+    first = _FIRST_FENCE.search(text)
+    assert first, f"no fence in the answer:\n{text}"
+    return first.group()
+
+
+def fenced_passages(text: str) -> tuple[list[str], list[str]]:
+    """A tool answer read as an agent should read it: each passage's block from its title on, split at the
+    answer's own fence lines, and the sources its closing fence lists."""
+    fence = answer_fence(text)
+    passages: list[list[str]] = []
+    sources: list[str] | None = None
+    for line in text.split("\n"):
+        if line == fence:
+            passages.append([])
+        elif line.startswith(f"{fence} · sources: "):
+            assert sources is None, "two closing fences"
+            sources = line.removeprefix(f"{fence} · sources: ").split(", ")
+        elif passages and sources is None:
+            passages[-1].append(line)
+    assert sources is not None, f"the answer does not end with its sources:\n{text}"
+    return ["\n".join(lines) for lines in passages], sources
+
+
+def unkeyed(text: str) -> str:
+    """The answer with its fence key (drawn anew in each process) written ``KEY``, to compare with a snapshot."""
+    found = _FIRST_FENCE.search(text)
+    return text.replace(found.group(), "--- KEY") if found else text
 
 
 # -- stored snapshots of rendered answers ---------------------------------------------------------------------

@@ -16,13 +16,13 @@ from agentty_rag.bench.metrics import MISS_TOKENS, expected_tokens, recall_withi
 from agentty_rag.bench.run import TOKEN_BUDGETS, RungResult, score_query
 from agentty_rag.budget import BudgetConfig, fit
 from agentty_rag.config import BudgetSettings, load_settings
-from agentty_rag.render import passage_ends, render_text
+from agentty_rag.render import answer_key, passage_ends, render_text, sources_line
 from agentty_rag.retrieve.pipeline import Retrieved
 from agentty_rag.types import Chunk, Funnel, Hit, SearchResult
 from agentty_rag.workspace.outcome import Outcome
 from agentty_rag.workspace.request import ranking_request
 from agentty_rag.workspace.service import Workspace
-from tests.conftest import FIXTURES, LEXICAL
+from tests.conftest import FIXTURES, LEXICAL, answer_fence
 
 tokens_lists = st.lists(st.one_of(st.none(), st.floats(0, 40_000, allow_nan=False)), max_size=30)
 
@@ -76,7 +76,7 @@ hits = st.lists(
 
 
 @given(hits, st.sampled_from([2048, 12288]))
-def test_each_passage_ends_where_the_next_one_s_block_starts_and_the_last_at_the_end(
+def test_each_passage_ends_where_the_next_one_s_fence_starts_and_the_last_where_the_sources_line_does(
     found: list[Hit], output_bytes: int
 ) -> None:
     ranked = tuple(sorted(found, key=lambda h: -h.score))
@@ -85,10 +85,14 @@ def test_each_passage_ends_where_the_next_one_s_block_starts_and_the_last_at_the
     packed = fit(ranked, budget, 0.8, weakest=0.0)
     text = render_text(result, packed)
     ends = passage_ends(result, packed)
-    assert len(ends) == len(packed.passages) and (not ends or ends[-1] == len(text))
-    starts = [text.index("\n\n[1] ")] + ends[:-1] if ends else []
+    assert len(ends) == len(packed.passages)
+    if not ends:
+        return
+    fence = f"--- {answer_key(packed)}"
+    assert text[ends[-1] :] == "\n" + sources_line(answer_key(packed), packed)  # never counted: read after all
+    starts = [text.index(f"\n{fence}\n[1] "), *ends[:-1]]
     for number, (start, end, passage) in enumerate(zip(starts, ends, packed.passages, strict=True), start=1):
-        assert text[start:].startswith(f"\n\n[{number}] ") and passage.text in text[start:end]
+        assert text[start:].startswith(f"\n{fence}\n[{number}] ") and passage.text in text[start:end]
 
 
 # -- on the committed fixtures, through the real output path --------------------------------------------------
@@ -107,8 +111,9 @@ def test_tokens_to_the_hit_are_the_header_and_every_passage_up_to_the_found_one_
     text, shown = outcome.text, reading(outcome)
     first = shown.hits[0].chunk
     later = next(i for i, hit in enumerate(shown.hits) if hit.chunk.ref != first.ref)  # another file's first
-    first_end = text.index("\n\n[2] ")
-    later_end = text.index(f"\n\n[{later + 2}] ") if later + 1 < len(shown.hits) else len(text)
+    fence = answer_fence(text)
+    first_end = text.index(f"\n{fence}\n[2] ")
+    later_end = text.index(f"\n{fence}\n[{later + 2}] " if later + 1 < len(shown.hits) else f"\n{fence} · sources: ")
     assert text[:first_end].startswith("search_code · bm25 · funnel ")  # the header counts
 
     def tokens(label: str, level: str) -> float | None:
@@ -135,6 +140,7 @@ def test_a_rung_s_token_figures_pool_its_queries_and_a_miss_costs_32000() -> Non
     rung = RungResult("r", [score_query(q, shown, "file", 0.0, read) for q in (found, missed)])
     figures = rung.summary()
     assert {key: figures[key] for key, _ in TOKEN_BUDGETS} == dict.fromkeys((k for k, _ in TOKEN_BUDGETS), 0.5)
-    assert figures["expected_tokens"] == (len(text) / 4 + 32_000) / 2
+    read_to = text.index(f"\n{answer_fence(text)} · sources: ")  # the header and the passage, not the sources
+    assert figures["expected_tokens"] == (read_to / 4 + 32_000) / 2
     # no text read (the baseline): no token figures at all
     assert "expected_tokens" not in RungResult("baseline", [score_query(found, shown, "file", 0.0)]).summary()

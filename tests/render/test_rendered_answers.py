@@ -1,5 +1,6 @@
 """Rendered answers on the committed fixtures (BM25), checked whole against tests/snapshots/: a change of
-wording, layout, order or excerpt shows as a diff. After a deliberate change: ``pytest --update-snapshots``,
+wording, layout, order or excerpt shows as a diff (the fence key, drawn anew in each process, is stored as
+``KEY``). After a deliberate change: ``pytest --update-snapshots``,
 then review the snapshot files' diff."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 from agentty_rag.config import load_settings
 from agentty_rag.render import render_explanation
 from agentty_rag.workspace.service import Workspace
-from tests.conftest import FIXTURES, LEXICAL, fixture_env
+from tests.conftest import FIXTURES, LEXICAL, fixture_env, unkeyed
 
 Snapshot = Callable[[str, str], str]
 
@@ -36,14 +37,16 @@ def code_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
 
 
 def test_search_docs_answers_a_question_with_cited_passages(docs_ws: Workspace, snapshot: Snapshot) -> None:
-    outcome = docs_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3)
-    assert outcome.text == snapshot("search_docs_config_reload.txt", outcome.text)
+    text = unkeyed(
+        docs_ws.search_docs("how can I make the server pick up config edits without restarting it?", k=3).text
+    )
+    assert text == snapshot("search_docs_config_reload.txt", text)
 
 
 def test_search_docs_in_memory_and_skills(docs_ws: Workspace, snapshot: Snapshot) -> None:
-    memory = docs_ws.search_docs("staging port", k=2, sources=["memory"]).text
+    memory = unkeyed(docs_ws.search_docs("staging port", k=2, sources=["memory"]).text)
     assert memory == snapshot("search_docs_memory.txt", memory)
-    skills = docs_ws.search_docs("release checklist tag changelog", k=2, sources=["skills"]).text
+    skills = unkeyed(docs_ws.search_docs("release checklist tag changelog", k=2, sources=["skills"]).text)
     assert skills == snapshot("search_docs_skills.txt", skills)
 
 
@@ -54,14 +57,14 @@ def test_search_docs_structured_answer(docs_ws: Workspace, snapshot: Snapshot) -
 
 
 def test_search_code_answers_with_excerpts_of_definitions(code_ws: Workspace, snapshot: Snapshot) -> None:
-    keys = code_ws.search_code("rotate the signing keys before they expire", k=3).text
+    keys = unkeyed(code_ws.search_code("rotate the signing keys before they expire", k=3).text)
     assert keys == snapshot("search_code_signing_keys.txt", keys)
-    backoff = code_ws.search_code("retry with exponential backoff", k=3, language="go").text
+    backoff = unkeyed(code_ws.search_code("retry with exponential backoff", k=3, language="go").text)
     assert backoff == snapshot("search_code_backoff_go.txt", backoff)
 
 
 def test_search_code_explained(code_ws: Workspace, snapshot: Snapshot) -> None:
     outcome = code_ws.search_code("refresh an expired access token", k=3)
     explained = render_explanation(outcome.explanations, found_by=outcome.found_by, legs=outcome.legs)
-    shown = outcome.text + "\n\n" + explained + "\n"
+    shown = unkeyed(outcome.text) + "\n\n" + explained + "\n"
     assert shown == snapshot("search_code_refresh_token_explained.txt", shown)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.conftest import fixture_env, write
+from tests.conftest import fenced_passages, fixture_env, write
 from tests.server.test_server_stdio import _server, _text
 
 pytestmark = pytest.mark.anyio
@@ -71,7 +71,9 @@ async def test_structured_content_when_asked_for_is_compact_and_holds_no_passage
         text, data = _text(result), result.structured_content
         assert data is not None and data["results"] and data["tokens"] == _stated(text)
         assert all("text" not in item for item in data["results"])
-        assert [item["provenance"] for item in data["results"]] == re.findall(r"^\[\d+\] (\S+)", text, re.M)
+        assert [item["provenance"] for item in data["results"]] == fenced_passages(text)[1]
         dumped = json.dumps(data, ensure_ascii=False)
-        body = [line for line in text.split("\n")[1:] if len(line) > 40 and not line.startswith(("[", "also in:"))]
+        body = [
+            line for line in text.split("\n")[1:] if len(line) > 40 and not line.startswith(("[", "also in:", "---"))
+        ]
         assert body and not [line for line in body if line in dumped]  # no passage comes twice

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from tests.conftest import fenced_passages, write
 from tests.conftest import stdio_server as _server
-from tests.conftest import write
 from tests.server.test_server_stdio import _text
 
 pytestmark = pytest.mark.anyio
@@ -69,7 +69,7 @@ def repo(tmp_path: Path) -> Path:
 def _passages(text: str) -> list[tuple[str, int, int, str]]:
     """Each passage of an answer: (path, first line, last line, its text)."""
     found = []
-    for block in re.split(r"\n(?=\[\d+\] )", text)[1:]:
+    for block in fenced_passages(text)[0]:
         head, _, body = block.partition("\n")
         match = re.match(r"\[\d+\] docs:(\S+?):(\d+)-(\d+)", head)
         assert match is not None, head

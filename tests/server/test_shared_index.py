@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.conftest import free_port, run_main
+from tests.conftest import answer_fence, free_port, run_main
 from tests.index.qdrant.helpers import copied
 from tests.server.conftest import server as _server
 
@@ -186,7 +186,7 @@ async def test_a_refused_port_gives_the_local_answer_and_says_so(tmp_path: Path)
     note = f"qdrant unreachable (connection refused at 127.0.0.1:{port}): answered from the local index"
     # said once, in the header of the first answer (the server's start-up build asked); the answers are the
     # local index's
-    assert note in _text(first).split("\n\n", 1)[0]
+    assert note in _text(first).split(f"\n{answer_fence(_text(first))}\n", 1)[0]
     assert first.structured_content["notes"] == [note] and second.structured_content["notes"] == []
     assert _answer(first) == _answer(second) == _answer(local)
 

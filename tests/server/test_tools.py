@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from tests.conftest import FIXTURES, fixture_env, free_port, write
+from tests.conftest import FIXTURES, fenced_passages, fixture_env, free_port, write
 from tests.server.conftest import server
 
 pytestmark = pytest.mark.anyio
@@ -113,8 +113,9 @@ async def test_search_docs_answers_with_header_provenance_and_the_right_passage_
     )
     assert len(header) <= 120  # about 30 tokens at the most
     stages = [step["stage"] for step in (result.structured_content or {})["funnel"]]
-    assert stages == ["lexical", "fused", "reranked", "dedup/stitch", "returned"]
-    provenances = re.findall(r"^\[\d\] (\S+)", text, flags=re.M)
+    assert stages == ["lexical", "fused", "reranked", "dedup/stitch", "returned", "shown"]
+    passages, provenances = fenced_passages(text)
+    assert [passage.split(" ", 2)[1] for passage in passages] == provenances
     assert result.structured_content is not None
     assert 2 <= len(provenances) == len(result.structured_content["results"]) <= 4
     assert all(re.fullmatch(r"(docs:[\w./-]+:\d+-\d+|skill:[\w-]+|memory:[\w-]+)", p) for p in provenances)
@@ -127,7 +128,7 @@ async def test_search_docs_answers_with_header_provenance_and_the_right_passage_
 
 def _title(text: str) -> str:
     """The first passage's title line (a note line may come before it)."""
-    return next(line for line in text.split("\n") if line.startswith("[1] "))
+    return fenced_passages(text)[0][0].split("\n")[0]
 
 
 async def test_the_optional_stages_say_what_they_did_in_the_structured_funnel_and_the_header_counts(

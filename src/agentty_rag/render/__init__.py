@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from agentty_rag.render.explain import render_explanation
 from agentty_rag.render.results import (
+    FENCE,
     HEADINGS_JOINED_BY,
     KINDS_JOINED_BY,
     SYMBOLS_JOINED_BY,
+    answer_key,
     block_tag,
     confidence_bar,
+    fence_line,
     fenced,
     funnel_numbers,
     funnel_text,
@@ -28,17 +31,21 @@ from agentty_rag.render.results import (
     render_context_block,
     render_structured,
     render_text,
+    sources_line,
     symbols,
 )
 from agentty_rag.render.status import counted, render_preview, render_status, status_json
 
 __all__ = [
+    "FENCE",
     "HEADINGS_JOINED_BY",
     "KINDS_JOINED_BY",
     "SYMBOLS_JOINED_BY",
+    "answer_key",
     "block_tag",
     "confidence_bar",
     "counted",
+    "fence_line",
     "fenced",
     "funnel_numbers",
     "funnel_text",
@@ -56,6 +63,7 @@ __all__ = [
     "render_status",
     "render_structured",
     "render_text",
+    "sources_line",
     "status_json",
     "symbols",
 ]

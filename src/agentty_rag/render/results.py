@@ -9,6 +9,12 @@ passage starts with its provenance (``docs:guide/auth.md:20-44``, ``skill:NAME``
 ``code:src/x.py:80-126``). Relevance is the passage's score scaled so that 1.00 is the best hit and 0.00 the
 weakest candidate the ranking considered; the numbers compare only within one result.
 
+A tool's passages are fenced: a line ``--- KEY`` opens each one, and the text ends with ``--- KEY · sources:
+…``, the list of what it cites. KEY is four characters (more, should a passage hold every key of four) drawn
+from a keyed hash of the answer's passages and chosen so that no passage holds it, so a document that writes a
+passage's title or a fence line of its own (``[2] docs:guide/x.md:1-4 · … · relevance 0.99``) writes text
+inside its own passage, never a passage.
+
 Everything that came from the corpus is untrusted: a file name or memory id may hold a line break and a
 forged marker, a passage may hold a fence or the block's own end line. So control characters in provenance
 and labels are shown escaped (``\\n``), a code fence is longer than any run of backticks inside it, and the
@@ -34,6 +40,10 @@ from agentty_rag.types import NOTE, Chunk, Hit, SearchResult
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile("`+")
 _TAG_KEY = secrets.token_bytes(16)
+# A tool answer's fence key: four characters of this alphabet (20 bits), short because every passage pays for it.
+_KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
+_KEY_LENGTH = 4
+FENCE = "---"
 # A stitched passage names every symbol, heading path and chunk kind of its parts, joined by these.
 SYMBOLS_JOINED_BY = ", "
 HEADINGS_JOINED_BY = " | "
@@ -166,27 +176,54 @@ def notes(result: SearchResult) -> list[str]:
 
 def render_text(result: SearchResult, packed: Packed) -> str:
     """The text the model reads."""
-    return "\n".join(_blocks(result, packed))
+    head, passages, tail = _blocks(result, packed)
+    return "\n".join([head, *passages, *tail])
 
 
-def _blocks(result: SearchResult, packed: Packed) -> list[str]:
+def _blocks(result: SearchResult, packed: Packed) -> tuple[str, list[str], list[str]]:
     """The text in blocks joined by line breaks: the header with its notes (and, with nothing to show, why),
-    then each passage's block. The header's token figure is the whole text's, itself included."""
+    each passage's block opened by the answer's fence, and the closing fence with the sources. The header's
+    token figure is the whole text's, itself included."""
     lines = notes(result)
     if not packed.passages:
         empty = result.empty_reason or f"no matches ({base_mode(result.mode)})"
-        return ["\n".join([header(result, packed, 0), *lines, empty])]
-    passages = ["\n".join(_passage_lines(number, p)) for number, p in enumerate(packed.passages, start=1)]
+        return "\n".join([header(result, packed, 0), *lines, empty]), [], []
+    key = answer_key(packed)
+    passages = ["\n".join(_passage_lines(number, p, key)) for number, p in enumerate(packed.passages, start=1)]
+    tail = [sources_line(key, packed)]
 
     def head(tokens: int) -> str:
         return "\n".join([header(result, packed, tokens), *lines])
 
-    _, tokens = self_counted(lambda figure: "\n".join([head(figure), *passages]))
-    return [head(tokens), *passages]
+    _, tokens = self_counted(lambda figure: "\n".join([head(figure), *passages, *tail]))
+    return head(tokens), passages, tail
 
 
-def _passage_lines(number: int, passage: Passage) -> list[str]:
-    """One passage's block of the text: a blank line, its title, where else it is, and its text."""
+def answer_key(packed: Packed) -> str:
+    """The key of one answer's fences: a keyed hash of its passages (no document can predict it), drawn again
+    in the rare case a passage's text holds it (so none can show it either), a character longer after every
+    16 draws (no text can hold every key of 8 characters)."""
+    for salt in itertools.count():
+        number = _passages_digest(packed, salt).intdigest()
+        key = "".join(_KEY_ALPHABET[(number >> (5 * i)) & 31] for i in range(_KEY_LENGTH + salt // 16))
+        if not any(key in passage.text for passage in packed.passages):
+            return key
+    raise AssertionError("unreachable")  # itertools.count() never ends
+
+
+def fence_line(key: str) -> str:
+    """The line that opens each passage of an answer whose key is ``key``."""
+    return f"{FENCE} {key}"
+
+
+def sources_line(key: str, packed: Packed) -> str:
+    """The answer's last line: the closing fence and every passage's provenance, in order."""
+    cited = (provenance(p.hit.chunk, p.start_line, p.end_line) for p in packed.passages)
+    return f"{fence_line(key)} · sources: " + ", ".join(cited)
+
+
+def _passage_lines(number: int, passage: Passage, key: str) -> list[str]:
+    """One passage's block of the text: the fence, its title, where else it is, and its text."""
     chunk = passage.hit.chunk
     label = _label(passage.hit)
     title = f"[{number}] {provenance(chunk, passage.start_line, passage.end_line)}"
@@ -199,7 +236,7 @@ def _passage_lines(number: int, passage: Passage) -> list[str]:
         title += f" · excerpt of {chunk.start_line}-{chunk.end_line}"
     elif passage.compressed:
         title += " · excerpt"
-    lines = ["", title]
+    lines = [fence_line(key), title]
     if passage.hit.also:
         lines.append("also in: " + ", ".join(printable(also) for also in passage.hit.also))
     if chunk.spec.code:
@@ -212,9 +249,9 @@ def _passage_lines(number: int, passage: Passage) -> list[str]:
 def passage_ends(result: SearchResult, packed: Packed) -> list[int]:
     """Where each passage's block ends in ``render_text``'s text, as a character offset: how much an agent
     has read, header included, once it has read that passage (what rag-bench's token efficiency counts)."""
-    blocks = _blocks(result, packed)
-    ends = list(itertools.accumulate(len(block) + 1 for block in blocks))  # each block and its line break
-    return [end - 1 for end in ends[1:]] if packed.passages else []
+    head, passages, _ = _blocks(result, packed)
+    ends = itertools.accumulate(len(block) + 1 for block in passages)  # each block and its line break
+    return [len(head) + end for end in ends]
 
 
 def render_structured(
@@ -236,8 +273,11 @@ def render_structured(
         "mode": result.mode,
         "query": result.query,
         "funnel": [
-            {"stage": stage} if count == NOTE else {"stage": stage, "count": count}
-            for stage, count in result.funnel.stages
+            *(
+                {"stage": stage} if count == NOTE else {"stage": stage, "count": count}
+                for stage, count in result.funnel.stages
+            ),
+            *([{"stage": "shown", "count": len(packed.passages)}] if result.funnel.stages else []),
         ],
         "dropped_by_floor": packed.dropped_by_floor,
         "confidence": packed.confidence,
@@ -276,13 +316,18 @@ def confidence_bar(confidence: float, width: int = 10) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def block_tag(packed: Packed) -> str:
-    """A tag for one block's delimiters: a keyed hash of its passages, which no passage can predict."""
-    digest = xxhash.xxh3_64(_TAG_KEY)
+def _passages_digest(packed: Packed, salt: int = 0) -> xxhash.xxh3_64:
+    """A hash of the passages keyed with the process's secret (and ``salt``), which no passage can predict."""
+    digest = xxhash.xxh3_64(_TAG_KEY, seed=salt)
     for passage in packed.passages:
         digest.update(passage.hit.key.encode("ascii"))
         digest.update(passage.text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:12]
+    return digest
+
+
+def block_tag(packed: Packed) -> str:
+    """A tag for one block's delimiters: a keyed hash of its passages, which no passage can predict."""
+    return _passages_digest(packed).hexdigest()[:12]
 
 
 def render_context_block(packed: Packed, mode: str) -> str:
@@ -312,11 +357,14 @@ def render_context_block(packed: Packed, mode: str) -> str:
 
 
 __all__ = [
+    "FENCE",
     "HEADINGS_JOINED_BY",
     "KINDS_JOINED_BY",
     "SYMBOLS_JOINED_BY",
+    "answer_key",
     "block_tag",
     "confidence_bar",
+    "fence_line",
     "fenced",
     "funnel_numbers",
     "funnel_text",
@@ -332,5 +380,6 @@ __all__ = [
     "render_context_block",
     "render_structured",
     "render_text",
+    "sources_line",
     "symbols",
 ]
