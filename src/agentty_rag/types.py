@@ -149,6 +149,7 @@ class SearchResult:
     empty_reason: str = ""  # why nothing came back, when nothing did
     notes: tuple[str, ...] = field(default=())  # e.g. "query cut to 4000 characters"
     workspace: str = ""  # the workspace searched, named when it is not the folder the process started in
+    partial: str = ""  # "421 of 1,301 files" while the index's first build is still adding parts
 
 
 __all__ = ["NOTE", "ORIGIN_END", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]

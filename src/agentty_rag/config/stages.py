@@ -139,9 +139,17 @@ class IndexSettings:
     build_wait_ms: int = integer(
         "AGENTTY_RAG_BUILD_WAIT_MS",
         20_000,
-        "How long a search waits for a first index build before answering that it is still building.",
+        "How long a search waits for the first part of a first index build before answering that it is still building.",
         low=0,
         high=600_000,
+    )
+    build_batch: int = integer(
+        "AGENTTY_RAG_BUILD_BATCH",
+        256,
+        "Files per part of the server's first build of an index: searches answer from the parts built so far "
+        "(source first, tests and examples last), and wait at most one part.",
+        low=16,
+        high=1_000_000,
     )
 
 

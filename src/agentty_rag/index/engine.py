@@ -38,7 +38,7 @@ from agentty_rag.index.storage.freshness import Freshness
 from agentty_rag.index.storage.manifest import Scan, diff, scan, stale_reason
 from agentty_rag.index.storage.mirror import Mirror
 from agentty_rag.index.storage.notes import Notes
-from agentty_rag.index.storage.refresh import RefreshReport, update
+from agentty_rag.index.storage.refresh import Parts, RefreshReport, partial_of, unfinished, update
 from agentty_rag.index.storage.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.storage.views import FileGroups
 from agentty_rag.index.vectors.base import best_of, embed_text
@@ -61,6 +61,8 @@ class CorpusIndex(LexicalSearch):
         self.weights = {f.name: f.weight for f in config.fields}
         self._tokenizer = Tokenizer()
         self._lock = threading.RLock()
+        self._turns = threading.Condition()  # counts the threads waiting in ``reading``
+        self._waiting = 0
         self._notes = Notes()
         self._mirror = Mirror(config, self._notes)
         self._last_scan: Scan | None = None
@@ -68,6 +70,8 @@ class CorpusIndex(LexicalSearch):
         self._tokenized: dict[str, frozenset[str]] = {}
         self.last_refresh = RefreshReport()
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
+        # (files indexed, files found) while a first build in parts runs (``refresh``'s batch); None: whole
+        self.partial: tuple[int, int] | None = None
         self.shared = None if config.shared is None else SharedStart(config.shared, config, self._notes)
 
     @contextlib.contextmanager
@@ -77,12 +81,25 @@ class CorpusIndex(LexicalSearch):
         Yields whether the index was had within ``timeout`` seconds (None: wait as long as it takes, 0: only
         when it is free now); when it was not, the block must not use the index.
         """
-        held = self._lock.acquire() if timeout is None else self._lock.acquire(timeout=max(0.0, timeout))
+        with self._turns:
+            self._waiting += 1
+        try:
+            held = self._lock.acquire() if timeout is None else self._lock.acquire(timeout=max(0.0, timeout))
+        finally:
+            with self._turns:
+                self._waiting -= 1
+                self._turns.notify_all()
         try:
             yield held
         finally:
             if held:
                 self._lock.release()
+
+    def let_readers_in(self, timeout: float) -> None:
+        """Wait (up to ``timeout`` seconds) until no thread waits for the index: a build in parts calls it
+        between two parts, so a search that came during a part is answered before the next one starts."""
+        with self._turns:
+            self._turns.wait_for(lambda: self._waiting == 0, timeout)
 
     def take_notes(self) -> tuple[str, ...]:
         """What happened to the index since the last call (rebuilt after corruption, kept in memory).
@@ -107,6 +124,11 @@ class CorpusIndex(LexicalSearch):
         """Why the stored index cannot be reused ("" when it can)."""
         return stale_reason(self._mirror.store().meta(), self.config)
 
+    def needs_build(self) -> str:
+        """Why the stored index must be built before it answers in full: ``needs_rebuild``, or a first build
+        in parts that has not finished ("" when neither)."""
+        return self.needs_rebuild() or unfinished(self._mirror.store().meta())
+
     def refresh(
         self,
         force_rebuild: bool = False,
@@ -114,6 +136,7 @@ class CorpusIndex(LexicalSearch):
         progress: Progress | None = None,
         full_scan: bool = False,
         ask_shared: bool = True,
+        parts: Parts | None = None,
     ) -> RefreshReport:
         """Bring the index up to date with the files on disk; cheap when nothing changed.
 
@@ -125,6 +148,8 @@ class CorpusIndex(LexicalSearch):
             full_scan: scan every file even when a watcher says what changed (the reconciling pass).
             ask_shared: a build may start from the shared index (False: the index is read as it is, for callers
                 that must answer fast, such as the proactive hook).
+            parts: build in parts, one part per call (a server's background build; None: at once): a search
+                between two parts answers from the files indexed so far (``partial``).
         """
         started = time.perf_counter()
         tell = self._tracking(progress)
@@ -140,14 +165,24 @@ class CorpusIndex(LexicalSearch):
                     shared.install(self._mirror, download, tell)
                 reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
                 fresh, tokenizer = self.freshness, self._tokenizer
-                report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell)
+                report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell, parts)
             finally:
                 self._last_scan = self.freshness.last
+            self.partial = self._read_partial()
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
+            if self.partial is not None:
+                self.build_state = self.partial
             report.seconds = time.perf_counter() - started
             self.last_refresh = report
             return report
+
+    def _read_partial(self) -> tuple[int, int] | None:
+        """``partial_of`` the stored header (None when it cannot be read: the next refresh recovers it)."""
+        try:
+            return partial_of(self._mirror.store().meta())
+        except AgenttyError:
+            return None
 
     def _seeded_version(self) -> str | None:
         """The shared version the index was seeded from (None: none, or its header cannot be read now)."""
@@ -358,7 +393,7 @@ class CorpusIndex(LexicalSearch):
             try:
                 self._mirror.sync()
                 meta = self._mirror.store().meta()
-                reason = self.needs_rebuild()
+                reason = self.needs_rebuild() or unfinished(meta)
             except IndexCorrupt as error:
                 self._mirror.recover(error)
                 meta, reason = {}, "index was unreadable"

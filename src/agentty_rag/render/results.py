@@ -158,6 +158,8 @@ def header(result: SearchResult, packed: Packed, tokens: int) -> str:
     """``search_code · hybrid · funnel 30+30→52→60→60→4 · confidence 0.73 · 1,204 tokens``: ``tokens`` is the
     whole text's estimate, this line included (``render_text`` finds it)."""
     parts = [result.tool, header_mode(result.mode)[0]]
+    if result.partial:
+        parts.append(f"partial: {result.partial}")
     if result.funnel.stages:
         parts.append(f"funnel {funnel_numbers(result, len(packed.passages))}")
     if packed.passages:
@@ -289,6 +291,7 @@ def render_structured(
         "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({base_mode(result.mode)})"),
         "notes": list(result.notes),
         "workspace": result.workspace,
+        "partial": result.partial,
         "results": [
             {
                 "provenance": provenance(p.hit.chunk, p.start_line, p.end_line),

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentty_rag.config import Settings
-from agentty_rag.errors import AgenttyError
 from agentty_rag.server.upkeep import Upkeep
 from agentty_rag.workspace.dense_backend import DenseStatus
 from agentty_rag.workspace.discovery import Located, from_roots
@@ -116,15 +115,8 @@ def warm_up(workspace: Workspace) -> None:
     for name in index_names():
         if workspace.closed:
             return
-        try:
-            index = workspace.index(name)
-            report = index.refresh()
-            if report.rebuilt:
-                log.info("%s index built: %d chunks in %.1f s", name, report.chunks_added, report.seconds)
-        except AgenttyError as error:
-            log.warning("%s index: %s", name, error)
-        except Exception:
-            log.exception("building the %s index failed", name)
+        # The build a search would start (in parts, searchable from the first): one per index, in turn.
+        workspace.builds.thread(name).join()
     if status.state == "unavailable":
         status = _await_dense(workspace)
     if status.state == "ready":

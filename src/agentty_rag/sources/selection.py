@@ -120,4 +120,10 @@ def select(
     return [f for f in files if f.key in kept_keys], left_out, selection
 
 
-__all__ = ["KIND_NAMES", "Selection", "kind_of", "select"]
+def build_order(stamps: Sequence[FileStamp]) -> list[str]:
+    """The keys of ``stamps`` in the order a first build visits them, by the policy above (a key's path is
+    what follows its ``kind:`` prefix): what answers most questions is searchable first."""
+    return [f.key for f in sorted(stamps, key=lambda f: _priority(f, f.key.partition(":")[2] or f.key))]
+
+
+__all__ = ["KIND_NAMES", "Selection", "build_order", "kind_of", "select"]

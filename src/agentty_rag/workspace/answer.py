@@ -43,8 +43,18 @@ def outcome_of(
     ranked = next((a for a in attempts if a.retrieved is not None), attempts[0])
     reason = "" if hits else ranked.empty_reason or f"no matches ({ranked.mode})"
     said = (*request.notes, *(note for a in attempts for note in a.notes), *notes)
-    result = SearchResult(request.tool, request.query, ranked.mode, hits, funnel, reason, said, workspace)
+    result = SearchResult(
+        request.tool, request.query, ranked.mode, hits, funnel, reason, said, workspace, _partial(attempts)
+    )
     return answer(attempts[0].index, result, retrieved, budget)
+
+
+def _partial(attempts: Sequence[Attempt]) -> str:
+    """How much of the indexes searched their first build has added so far ("" when they are whole)."""
+    parts = [a.index.partial for a in attempts if a.index.partial is not None]
+    if not parts:
+        return ""
+    return f"{sum(done for done, _ in parts):,} of {sum(total for _, total in parts):,} files"
 
 
 def _block(request: SearchRequest, attempts: Sequence[Attempt], budget: BudgetConfig, workspace: str) -> Outcome:

@@ -10,9 +10,14 @@ from pathlib import Path
 
 from agentty_rag.errors import AgenttyError, IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.storage.ingest import PartPool
 from agentty_rag.index.storage.lock import held as lock_held
+from agentty_rag.index.storage.refresh import Parts
 
 log = logging.getLogger(__name__)
+
+# How long a build in parts lets the searches that came during a part go first.
+_READER_TURN_S = 5.0
 
 
 class Builds:
@@ -21,13 +26,24 @@ class Builds:
     Args:
         root: the workspace root (a detached build is started for it).
         index: the workspace's index of a name.
+        batch: files per part of a build in the background (``AGENTTY_RAG_BUILD_BATCH``).
+        closed: whether the workspace closed (a build in parts stops at the next part).
     """
 
-    def __init__(self, root: Path, index: Callable[[str], CorpusIndex]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        index: Callable[[str], CorpusIndex],
+        batch: int,
+        closed: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.root = root
         self.index = index
+        self.batch = batch
+        self.closed = closed
         self._guard = threading.Lock()
         self._building: dict[str, threading.Thread] = {}
+        self._searchable: dict[str, threading.Event] = {}
 
     def thread(self, name: str) -> threading.Thread:
         """The thread that builds an index in the background (started when none is running)."""
@@ -35,17 +51,46 @@ class Builds:
             running = self._building.get(name)
             if running is not None and running.is_alive():
                 return running
-            thread = threading.Thread(target=self._build, args=(name,), name=f"agentty-build-{name}", daemon=True)
+            searchable = self._searchable[name] = threading.Event()
+            thread = threading.Thread(
+                target=self._build, args=(name, searchable), name=f"agentty-build-{name}", daemon=True
+            )
             self._building[name] = thread
             thread.start()
             return thread
 
-    def _build(self, name: str) -> None:
+    def wait_searchable(self, name: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the build of ``name`` to commit its first part (or to end);
+        whether it did."""
+        with self._guard:
+            searchable = self._searchable.get(name)
+        return searchable is None or searchable.wait(max(0.0, timeout))
+
+    def _build(self, name: str, searchable: threading.Event) -> None:
+        """Build in parts of ``batch`` files, so that searches answer from the first part on: the index is
+        held for one part at a time, and a search that came during a part goes before the next."""
         index = self.index(name)
+        parts = Parts(self.batch, PartPool())
         try:
-            index.refresh()
+            while True:
+                report = index.refresh(full_scan=True, parts=parts)
+                searchable.set()
+                if report.rebuilt and index.partial is None:
+                    log.info("%s index built: %d chunks in %.1f s", name, report.chunks_added, report.seconds)
+                if self.closed():
+                    return
+                if index.partial is None:
+                    if parts.scan is not None:  # built from one scan: catch up with the edits made meanwhile
+                        index.refresh(full_scan=True)
+                    return
+                index.let_readers_in(timeout=_READER_TURN_S)
         except AgenttyError as error:
             log.warning("building the %s index: %s", name, error)
+        except Exception:
+            log.exception("building the %s index failed", name)
+        finally:
+            parts.pool.close()
+            searchable.set()
 
     def detached(self, name: str) -> str:
         """When an index must be built first, start ``agentty-rag index NAME`` as a detached process.
@@ -60,7 +105,7 @@ class Builds:
             return f"the {name} index is being built by another process"
         with index.reading():
             try:
-                reason = index.needs_rebuild()
+                reason = index.needs_build()
             except IndexCorrupt as error:
                 reason = str(error)
         if not reason:

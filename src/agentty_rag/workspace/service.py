@@ -10,6 +10,7 @@ request. What is left here is the index registry and the order of the steps.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -58,8 +59,8 @@ class Workspace:
         self._guard = threading.Lock()
         self.dense = DenseLeg(settings)
         self.background_builds = False  # the server builds in a thread, never inside a request
-        self.builds = Builds(self.root, self.index)
         self.closed = False  # set by close(): background work leaves it at its next step
+        self.builds = Builds(self.root, self.index, settings.build_batch, lambda: self.closed)
 
     # -- where things are -----------------------------------------------------------------------------------
 
@@ -129,9 +130,13 @@ class Workspace:
         try:
             attempt = self._attempt(lookup)
         except IndexNotBuilt:
-            builder = self.builds.thread(name)
-            builder.join(max(0.0, lookup.deadline - time.monotonic()))
-            attempt = None if builder.is_alive() else self._attempt(lookup)
+            self.builds.thread(name)
+            attempt = None
+            if self.builds.wait_searchable(name, lookup.deadline - time.monotonic()):
+                with contextlib.suppress(IndexNotBuilt):  # the build failed: its warning says why
+                    attempt = self._attempt(lookup)
+        if attempt is not None and index.partial is not None:
+            self.builds.thread(name)  # a build in parts an earlier process left unfinished goes on here
         if attempt is None:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""

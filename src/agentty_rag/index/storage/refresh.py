@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from agentty_rag.chunking import ChunkingConfig
@@ -20,14 +20,26 @@ from agentty_rag.index.lexical.tokenize import Tokenizer
 from agentty_rag.index.storage.bulk import rebuild
 from agentty_rag.index.storage.definition import Progress
 from agentty_rag.index.storage.freshness import Freshness
-from agentty_rag.index.storage.ingest import Prepared, chunk_file, counted_terms, prepare_all, read_file
+from agentty_rag.index.storage.ingest import (
+    Counted,
+    PartPool,
+    Prepared,
+    chunk_file,
+    counted_terms,
+    prepare_all,
+    read_file,
+)
 from agentty_rag.index.storage.lock import exclusive
 from agentty_rag.index.storage.manifest import Diff, Scan, diff, stale_reason
 from agentty_rag.index.storage.mirror import Mirror
 from agentty_rag.index.storage.store import FileRow
 from agentty_rag.index.storage.update import patch
+from agentty_rag.sources.selection import build_order
 
 log = logging.getLogger(__name__)
+
+# The header key of a first build in parts: "files indexed, files found", "" when whole.
+_PARTIAL = "partial"
 
 
 @dataclass
@@ -47,6 +59,16 @@ class RefreshReport:
     @property
     def changed_anything(self) -> bool:
         return bool(self.added or self.changed or self.removed or self.touched or self.rebuilt)
+
+
+@dataclass
+class Parts:
+    """A first build in parts: ``batch`` files a part, read on the workers of ``pool``, every part from the
+    first part's scan (the build's last refresh, at once, scans again for what changed meanwhile)."""
+
+    batch: int
+    pool: PartPool
+    scan: Scan | None = None
 
 
 @dataclass
@@ -118,6 +140,7 @@ def update(
     full_scan: bool,
     tokenizer: Tokenizer,
     tell: Progress,
+    parts: Parts | None = None,
 ) -> RefreshReport:
     """Find what changed (a scan, or the watcher's paths) and bring the index up to date (its lock held).
 
@@ -126,15 +149,21 @@ def update(
         force_rebuild: rebuild even when nothing changed.
         build: False when a rebuild must not run here (``IndexNotBuilt`` is raised before any work).
         full_scan: scan every file even when a watcher says what changed.
+        parts: build in parts (None: at once); see ``_write``.
     """
-    found, changes = freshness.changes(mirror.files, mirror.generation, full_scan or force_rebuild)
+    if parts is not None and parts.scan is not None:
+        found, changes = parts.scan, diff(mirror.files, parts.scan)
+    else:
+        found, changes = freshness.changes(mirror.files, mirror.generation, full_scan or force_rebuild)
+        if parts is not None:
+            parts.scan = found
     if not reason and changes.empty:
         freshness.settled(mirror.generation)
         return RefreshReport()
     if reason and not build:
         raise IndexNotBuilt(reason)
     try:
-        report = write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
+        report = write(mirror, found, force_rebuild, build, tokenizer, tell, changes, parts)
     except IndexCorrupt as error:
         mirror.recover(error)
         report = write(mirror, found, True, build, tokenizer, tell)
@@ -150,6 +179,7 @@ def write(
     tokenizer: Tokenizer,
     tell: Progress,
     changes: Diff | None = None,
+    parts: Parts | None = None,
 ) -> RefreshReport:
     """Update the index to ``found``; when the files on disk turn out unusable, in memory instead.
 
@@ -161,12 +191,13 @@ def write(
         tokenizer: counts the terms of a patch's chunks.
         tell: the progress of a rebuild.
         changes: how ``found`` differs from the manifest, when the caller knows (a watcher's paths).
+        parts: build in parts (None: at once); see ``_write``.
 
     Raises:
         IndexFull: the disk filled up: the update was rolled back, and the index is the committed one again.
     """
     try:
-        return _write(mirror, found, force_rebuild, build, tokenizer, tell, changes)
+        return _write(mirror, found, force_rebuild, build, tokenizer, tell, changes, parts)
     except IndexUnwritable as error:
         mirror.move_to_memory(error)
         return _write(mirror, found, True, build, tokenizer, tell)
@@ -194,26 +225,95 @@ def _write(
     tokenizer: Tokenizer,
     tell: Progress,
     changes: Diff | None = None,
+    parts: Parts | None = None,
 ) -> RefreshReport:
+    """The update under the cross-process lock. A build in ``parts`` (a server's background build) first
+    rebuilds from the ``parts.batch`` files that answer most questions (``build_order``) and marks the index
+    partial; each later call adds the next ``batch`` files as a patch, which ranks as a rebuild would, so a
+    search between two parts answers from what is there. A request (``build`` False) leaves a partial index
+    to the build that is completing it; a build at once (the command line) rebuilds it whole."""
     config = mirror.config
     with writer_lock(mirror):
         before = mirror.generation
         mirror.sync()  # another process may have done (part of) the work meanwhile
         if mirror.generation != before:
             changes = None  # compared with rows that are no longer the manifest's
-        reason = "rebuild requested" if force_rebuild else stale_reason(mirror.store().meta(), config)
+        meta = mirror.store().meta()
+        reason = "rebuild requested" if force_rebuild else stale_reason(meta, config)
+        if not reason and partial_of(meta) is not None:
+            if not build:
+                return RefreshReport()
+            if parts is not None:
+                return _next_part(mirror, found, parts, tokenizer)
+            reason = unfinished(meta)
         todo = plan(found, mirror.files, reason, config.rebuild_fraction, changes)
         if todo is None:
             return RefreshReport()
         if todo.reason:
             if not build:
                 raise IndexNotBuilt(todo.reason)
+            if parts is not None and len(found.stamps) > parts.batch:
+                first = _restricted(found, build_order(list(found.stamps.values()))[: parts.batch])
+                whole = len(found.stamps)
+                _rebuild(mirror, first, todo.reason, todo.report, tokenizer, lambda n, _, phase: tell(n, whole, phase))
+                _mark_partial(mirror, len(first.stamps), len(found.stamps))
+                return todo.report
             _rebuild(mirror, found, todo.reason, todo.report, tokenizer, tell)
             return todo.report
         prepared = chunked(todo, found, config.chunking, mirror.notes.warn)
-        _patch(mirror, found, prepared, todo, tokenizer)
+        _patch(mirror, found, [counted_terms(tokenizer, p) for p in prepared], todo)
         todo.report.rechunked_files = len(prepared)
         return todo.report
+
+
+def partial_of(meta: Mapping[str, str]) -> tuple[int, int] | None:
+    """(files indexed, files found) of an index whose first build is still adding parts; None when whole."""
+    done, _, total = meta.get(_PARTIAL, "").partition(" ")
+    if not (done.isdigit() and total.isdigit()):
+        return None
+    return int(done), int(total)
+
+
+def unfinished(meta: Mapping[str, str]) -> str:
+    """Why an index built in parts is not whole yet ("" when it is)."""
+    partial = partial_of(meta)
+    if partial is None:
+        return ""
+    return f"the first build is not finished: {partial[0]:,} of {partial[1]:,} files indexed"
+
+
+def _mark_partial(mirror: Mirror, done: int, total: int) -> None:
+    """Keep in the header how far the first build has come ("" once every file is in)."""
+    mirror.store().set_meta({_PARTIAL: f"{done} {total}" if done < total else ""})
+
+
+def _restricted(found: Scan, keys: Iterable[str]) -> Scan:
+    """``found`` as if it held only ``keys``."""
+    kept = sorted(keys)
+    stamps = {key: found.stamps[key] for key in kept}
+    return Scan(stamps, {key: found.owners[key] for key in kept}, found.skipped, found.selections)
+
+
+def _next_part(mirror: Mirror, found: Scan, parts: Parts, tokenizer: Tokenizer) -> RefreshReport:
+    """Add the next ``parts.batch`` files to a partial index, with the changes to the files it holds, as a
+    patch (the added files read on the pool's workers)."""
+    missing = [stamp for key, stamp in found.stamps.items() if key not in mirror.files]
+    adding = build_order(missing)[: parts.batch]
+    part = _restricted(found, [key for key in found.stamps if key in mirror.files] + adding)
+    todo = plan(part, mirror.files, "", rebuild_fraction=1.0)
+    report = RefreshReport()
+    if todo is not None:
+        warn, chunking = mirror.notes.warn, mirror.config.chunking
+        edited = [
+            counted_terms(tokenizer, chunk_file(part.owners[i.key], i, data, chunking)[0]) for i, data in todo.changed
+        ]
+        jobs = [(part.owners[key], part.stamps[key], chunking) for key in todo.diff.added]
+        counted = edited + parts.pool.prepare(jobs, tokenizer, warn)
+        _patch(mirror, part, counted, todo)
+        todo.report.rechunked_files = len(counted)
+        report = todo.report
+    _mark_partial(mirror, len(part.stamps), len(found.stamps))
+    return report
 
 
 def _rebuild(
@@ -233,12 +333,11 @@ def _rebuild(
     report.chunks_added = chunks
 
 
-def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, tokenizer: Tokenizer) -> None:
-    """Drop the chunks of changed and removed files, add the new chunks."""
+def _patch(mirror: Mirror, found: Scan, counted: list[tuple[Prepared, list[Counted]]], todo: Plan) -> None:
+    """Drop the chunks of changed and removed files, add the new chunks (``counted``: with their terms)."""
     store = mirror.store()
     removed = todo.diff.removed
-    old_keys = [p.key for p in prepared if p.key in mirror.files] + removed
-    counted = [counted_terms(tokenizer, p) for p in prepared]
+    old_keys = [p.key for p, _ in counted if p.key in mirror.files] + removed
     try:
         patched = patch(store, mirror.config, found, mirror.lexical, counted, old_keys, removed, todo.touched)
     except BaseException:
@@ -253,4 +352,15 @@ def _patch(mirror: Mirror, found: Scan, prepared: list[Prepared], todo: Plan, to
         mirror.vectors.drop(patched.old_slots)
 
 
-__all__ = ["Plan", "RefreshReport", "chunked", "plan", "update", "write", "writer_lock"]
+__all__ = [
+    "Parts",
+    "Plan",
+    "RefreshReport",
+    "chunked",
+    "partial_of",
+    "plan",
+    "unfinished",
+    "update",
+    "write",
+    "writer_lock",
+]
