@@ -42,7 +42,7 @@ async def test_a_search_over_a_capped_tree_says_how_much_the_index_covers_and_wh
     capped_tree(tmp_path)
     async with Client(stdio_server(tmp_path, AGENTTY_RAG_CODE_MAX_FILES="50")) as client:
         capped = _text(await client.call_tool("search_code", {"query": "quokka_ledger_flush"}))
-    async with Client(stdio_server(tmp_path)) as client:
+    async with Client(stdio_server(tmp_path, AGENTTY_RAG_BUILD_BATCH="1000")) as client:  # built in one part
         whole = _text(await client.call_tool("search_code", {"query": "quokka_ledger_flush"}))
     header = capped.split("\n\n")[0]
     assert f"note: {COVERS}; a file left out is not searched" in header.splitlines(), capped

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.conftest import stdio_server, write
+from tests.conftest import stdio_server, unkeyed, write
 from tests.server.test_server_stdio import _text
 
 pytestmark = pytest.mark.anyio
@@ -54,7 +54,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 async def _answers(client: Client) -> list[str]:
-    return [_text(await client.call_tool("search_code", {"query": query})) for query in _QUERIES]
+    """The answers to the three questions, each fence key written ``KEY`` (a key is drawn in each process)."""
+    return [unkeyed(_text(await client.call_tool("search_code", {"query": query}))) for query in _QUERIES]
 
 
 async def test_the_first_search_answers_from_the_part_built_so_far_and_then_as_a_whole_build(

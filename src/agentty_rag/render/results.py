@@ -291,7 +291,7 @@ def render_structured(
         "empty_reason": "" if packed.passages else (result.empty_reason or f"no matches ({base_mode(result.mode)})"),
         "notes": list(result.notes),
         "workspace": result.workspace,
-        "partial": result.partial,
+        **({"partial": result.partial} if result.partial else {}),  # only while a first build adds parts
         "results": [
             {
                 "provenance": provenance(p.hit.chunk, p.start_line, p.end_line),
