@@ -420,7 +420,8 @@ def read_only() -> Iterator[Callable[[Path], None]]:
 
     yield make
     for folder in reversed(mounted):
-        subprocess.run(["umount", str(folder)], capture_output=True)
+        # lazily: a server the test started may still hold a file open there, and a busy mount would stay
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
