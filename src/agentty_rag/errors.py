@@ -97,12 +97,20 @@ class UnsafeFile(AgenttyRagError, OSError):
         return str(self.args[0])
 
 
+# The longest reason an embedding failure gives: a header note is one short line, whatever the server sent.
+EMBEDDING_REASON_CHARS = 160
+
+
 class EmbeddingError(AgenttyRagError):
-    """An embedding request failed; ``reason`` is short and meant for a result header."""
+    """An embedding request failed; ``reason`` is one line of at most ``EMBEDDING_REASON_CHARS`` characters,
+    meant for a result header (a server's long or many-line message is cut to that)."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+        flat = " ".join(reason.split())
+        if len(flat) > EMBEDDING_REASON_CHARS:
+            flat = flat[: EMBEDDING_REASON_CHARS - 1].rstrip() + "…"
+        super().__init__(flat)
+        self.reason = flat
 
 
 class JsoncError(AgenttyRagError, ValueError):

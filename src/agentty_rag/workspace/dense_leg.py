@@ -180,9 +180,18 @@ class DenseLeg(DenseBackend):
             running = self._embedding.get(name)
             if running is not None and running.is_alive():
                 return
-            thread = threading.Thread(target=self.embed_all, args=(index,), name=f"agentty-embed-{name}", daemon=True)
+            thread = threading.Thread(target=self._embed_in_background, args=(index,), name=f"agentty-embed-{name}")
+            thread.daemon = True
             self._embedding[name] = thread
             thread.start()
+
+    def _embed_in_background(self, index: CorpusIndex) -> None:
+        """``embed_all`` in the server's thread: whatever a batch meets, the thread ends with a log line, and the
+        next search starts another (a thread that died with an error would leave the index unembedded)."""
+        try:
+            self.embed_all(index)
+        except Exception:  # the thread's top level: it must never take the session's embedding down
+            log.exception("embedding the %s index failed; the next search tries again", index.config.name)
 
     def index_status(self, index: CorpusIndex) -> dict[str, object]:
         """The backend's state and how much of an index has vectors (probes if not done yet)."""

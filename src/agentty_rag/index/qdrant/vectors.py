@@ -149,7 +149,7 @@ class QdrantVectors(VectorTable):
         """Write the points of ``slots`` with their vectors as the table keeps them (float16, widened)."""
         if not slots:
             return
-        ids, matrix = stored_matrix(store, self.profile, self.dimension, slots)
+        ids, matrix = stored_matrix(store, self.profile, self.dimension, slots, self.unusable)
         if ids:
             self._shard.upsert(ids, matrix)
             self._remember({slot: hashes[slot] for slot in ids})

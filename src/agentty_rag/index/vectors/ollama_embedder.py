@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from agentty_rag.config import DenseSettings
-from agentty_rag.index.vectors.dense import EmbeddingError, Matrix, Role, normalise, prefixes
+from agentty_rag.index.vectors.dense import EmbeddingError, Matrix, Role, checked_vectors, prefixes
 from agentty_rag.ollama_api.client import (
     CONNECT_S,
     PROBE_READ_S,
@@ -86,10 +86,7 @@ class OllamaEmbedder:
             response = connection.embed(model=self.model, input=[prefix + t for t in texts], truncate=True)
         except request_errors() as error:
             raise EmbeddingError(failure(error, self.host, "timeout", self.model)) from error
-        vectors = np.asarray(response.embeddings, np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise EmbeddingError(f"the server returned {len(vectors)} vectors for {len(texts)} texts")
-        return normalise(vectors)
+        return checked_vectors(list(response.embeddings or ()), len(texts))
 
 
 __all__ = ["OllamaEmbedder"]
