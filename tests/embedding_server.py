@@ -55,11 +55,12 @@ ANSWERS: dict[str, Rows] = {
 
 class EmbeddingServer:
     """``/api/embed`` on 127.0.0.1: ``probe`` answers the probe (the one text ``probe``), ``answer`` every
-    other request (queries and batches); both name one of ``ANSWERS``."""
+    other request (queries and batches) but, when set, ``batch`` answers those of more than one text; each
+    names one of ``ANSWERS``. ``batches`` counts the requests of more than one text."""
 
     def __init__(self, answer: str = "good", probe: str = "good") -> None:
-        self.answer, self.probe = answer, probe
-        self.requests = 0
+        self.answer, self.probe, self.batch = answer, probe, ""
+        self.batches = 0
         self.stopped = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -80,8 +81,8 @@ class EmbeddingServer:
         self._httpd.server_close()
 
     def _answer(self, texts: list[str]) -> tuple[str, bytes]:
-        self.requests += 1
-        mode = self.probe if texts == [PROBE_TEXT] else self.answer
+        self.batches += len(texts) > 1
+        mode = self.probe if texts == [PROBE_TEXT] else self.batch if len(texts) > 1 and self.batch else self.answer
         body = json.dumps({"model": "test-embed", "embeddings": ANSWERS[mode](texts)}).encode()
         return mode, body
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,10 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from agentty_rag.config import load_settings
 from agentty_rag.index.vectors.sqlite import seal_vector
-from tests.conftest import run_main, stdio_server, write
+from agentty_rag.workspace.service import Workspace
+from tests.conftest import OPEN_WORKSPACES, run_main, stdio_server, write
 from tests.embedding_server import DIMENSION, EmbeddingServer
 
 CODE = {
@@ -150,6 +153,28 @@ def test_vectors_an_earlier_version_kept_unchecked_are_embedded_again(
 def _header(result: object) -> str:
     content = getattr(result, "content", [])
     return str(getattr(content[0], "text", "")).split("\n")[0] if content else ""
+
+
+def test_a_server_that_fails_every_batch_is_sent_one_per_back_off_not_one_per_search(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
+    """Queries embed; every batch comes back all zeros. The server's background embedding fails its batch,
+    then waits (2 s first) before it sends another: searches meanwhile send none."""
+    write(tmp_path, CODE)
+    server.batch = "zeros"
+    workspace = Workspace(tmp_path, load_settings(server.env()))
+    OPEN_WORKSPACES.append(workspace)
+    workspace.dense.background = True  # as the server: embedding in a thread
+    workspace.index("code").refresh()
+    modes = []
+    for _ in range(5):
+        modes.append(workspace.search_code("refresh the access token").result.mode)
+        for thread in threading.enumerate():
+            if thread.name.startswith("agentty-embed-"):
+                thread.join()
+    assert server.batches == 1
+    assert modes[-1] == "bm25 (dense: 0% embedded, embedding the rest in the background)", modes
+    assert workspace.index("code").vector_coverage() == (0, 4)
 
 
 @pytest.mark.anyio

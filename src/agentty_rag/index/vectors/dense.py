@@ -131,16 +131,21 @@ def checked_vectors(rows: object, count: int) -> Matrix:
         )
     if lengths == {0}:
         raise EmbeddingError("the server returned empty vectors")
-    try:  # float64: squaring a large float32 for its norm would overflow
+    try:
         matrix = np.asarray(rows, np.float64).reshape(count, -1)
     except (TypeError, ValueError):
         raise EmbeddingError("the server's vectors are not lists of numbers") from None
     if not np.isfinite(matrix).all():
         raise EmbeddingError("the server returned vectors with NaN or infinite values")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    if not (norms > 0).all():
+    narrow = matrix.astype(np.float32)
+    with np.errstate(over="ignore", under="ignore"):  # judged below: such rows take the float64 way
+        norms = np.linalg.norm(narrow, axis=1)
+    if np.isfinite(norms).all() and (norms > 0).all():
+        return normalise(narrow)  # the usual case, worked out in float32 as ever: the same vectors as before
+    wide = np.linalg.norm(matrix, axis=1, keepdims=True)  # numbers whose float32 squares overflow or vanish
+    if not (wide > 0).all():
         raise EmbeddingError("the server returned an all-zero vector")
-    unit: Matrix = (matrix / norms).astype(np.float32)
+    unit: Matrix = (matrix / wide).astype(np.float32)
     return unit
 
 
