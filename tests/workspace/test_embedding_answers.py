@@ -129,18 +129,24 @@ def test_the_probe_of_a_dripping_server_gives_up_within_its_bound(tmp_path: Path
     assert found["mode"] == "bm25 (dense unavailable: timeout)", found["mode"]
 
 
-@pytest.mark.parametrize("poison", ["zeros", "nan"])
+POISONS = {
+    "zeros": np.zeros(DIMENSION, np.float16),
+    "nan": np.full(DIMENSION, np.nan, np.float16),
+    "another length": np.full(2 * DIMENSION, 1 / np.sqrt(2 * DIMENSION), np.float16),  # a unit vector, of 128
+}
+
+
+@pytest.mark.parametrize("poison", sorted(POISONS))
 def test_vectors_an_earlier_version_kept_unchecked_are_embedded_again(
     tmp_path: Path, server: EmbeddingServer, poison: str
 ) -> None:
-    """An index an earlier version filled with the zero or NaN vectors a server sent: its searches rank as a
-    clean index's once a healthy server answers, and the bad vectors are stored no more."""
+    """An index an earlier version filled with the zero, NaN or other-length vectors a server sent: its searches
+    rank as a clean index's once a healthy server answers, and the bad vectors are stored no more."""
     write(tmp_path, CODE)
     _index(tmp_path, server)
     query = "refresh the access token"
     clean = _search(tmp_path, server, query)
-    value = 0.0 if poison == "zeros" else float("nan")
-    poisoned = seal_vector(np.full(DIMENSION, value, np.float16).tobytes())
+    poisoned = seal_vector(POISONS[poison].tobytes())
     with sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb") as db:
         db.execute("UPDATE vectors SET vector = ?", (poisoned,))
     again = _search(tmp_path, server, query)

@@ -186,23 +186,29 @@ def stored_matrix(
     """The slots and vectors (float16 widened to float32, one row each) of ``stored_vectors``. A vector that
     is not a unit vector of ``dimension`` numbers (all zeros, NaN, of another length: an earlier version kept
     what a server sent) is left out, and the hash of its text added to ``unusable`` (to be embedded again)."""
-    rows = []
+    rows: list[tuple[int, str, bytes]] = []
+    wrong: list[tuple[int, str, bytes]] = []
     for slot, text_hash, sealed in _with_vectors(store, "c.embed_hash, v.vector", profile, slots):
         blob = open_vector(sealed)
-        vector = np.frombuffer(blob, np.float16) if len(blob) == 2 * dimension else None
-        if vector is not None and _a_unit_vector(vector):
-            rows.append((slot, vector))
-        elif unusable is not None:
-            unusable.add(text_hash)
-    if not rows:
-        return [], np.zeros((0, dimension), np.float32)
-    return [slot for slot, _ in rows], np.stack([vector for _, vector in rows]).astype(np.float32)
+        (rows if len(blob) == 2 * dimension else wrong).append((slot, text_hash, blob))
+    matrix = np.zeros((0, dimension), np.float32)
+    if rows:
+        matrix = np.stack([np.frombuffer(blob, np.float16) for _, _, blob in rows]).astype(np.float32)
+    usable = unit_rows(matrix)
+    if unusable is not None:
+        unusable.update(text_hash for _, text_hash, _ in wrong)
+        unusable.update(rows[i][1] for i in np.flatnonzero(~usable))
+    if usable.all():  # the usual case: no copy of the matrix
+        return [slot for slot, _, _ in rows], matrix
+    return [rows[i][0] for i in np.flatnonzero(usable)], matrix[usable]
 
 
-def _a_unit_vector(vector: npt.NDArray[np.float16]) -> bool:
-    """Whether a stored vector is one a search can use: finite numbers, of length one (as float16 keeps it)."""
-    wide = vector.astype(np.float32)
-    return bool(np.isfinite(wide).all()) and abs(float(np.linalg.norm(wide)) - 1.0) < 0.05
+def unit_rows(matrix: Matrix) -> npt.NDArray[np.bool_]:
+    """Which rows are vectors a search can use: finite numbers, of length one (as float16 keeps a unit vector)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.linalg.norm(matrix, axis=1)
+        usable: npt.NDArray[np.bool_] = np.isfinite(matrix).all(axis=1) & (np.abs(norms - 1.0) < 0.05)
+    return usable
 
 
 def forget_vectors(store: Store, profile: str, hashes: Iterable[str]) -> None:
