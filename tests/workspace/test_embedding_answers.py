@@ -7,6 +7,7 @@ through ``agentty-rag`` and, once, the MCP server over stdio."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import threading
@@ -22,7 +23,7 @@ from mcp import Client
 from agentty_rag.config import load_settings
 from agentty_rag.index.vectors.sqlite import seal_vector
 from agentty_rag.workspace.service import Workspace
-from tests.conftest import OPEN_WORKSPACES, run_main, stdio_server, write
+from tests.conftest import OPEN_WORKSPACES, run_main, run_module, stdio_server, write
 from tests.embedding_server import DIMENSION, EmbeddingServer
 
 CODE = {
@@ -47,14 +48,16 @@ def _run(root: Path, server: EmbeddingServer, *args: str, **env: str) -> subproc
     return run_main("agentty_rag", root, args, server.env(**env), lexical=False)
 
 
-def _index(root: Path, server: EmbeddingServer) -> subprocess.CompletedProcess[str]:
-    built = _run(root, server, "index", "code")
+def _index(root: Path, server: EmbeddingServer, **env: str) -> subprocess.CompletedProcess[str]:
+    built = _run(root, server, "index", "code", **env)
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
     return built
 
 
-def _search(root: Path, server: EmbeddingServer, query: str, **env: str) -> dict[str, object]:
-    found = _run(root, server, "search-code", query, "--json", **env)
+def _search(root: Path, server: EmbeddingServer, query: str, process: bool = False, **env: str) -> dict[str, object]:
+    """``search-code --json`` (in a process of its own with ``process``: nothing this process holds open)."""
+    args = ("search-code", query, "--json")
+    found = run_module("agentty_rag", root, args, server.env(**env)) if process else _run(root, server, *args, **env)
     assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
     data: dict[str, object] = json.loads(found.stdout)
     return data
@@ -136,20 +139,24 @@ POISONS = {
 }
 
 
+@pytest.mark.parametrize("backend", ["local", "qdrant"])
 @pytest.mark.parametrize("poison", sorted(POISONS))
 def test_vectors_an_earlier_version_kept_unchecked_are_embedded_again(
-    tmp_path: Path, server: EmbeddingServer, poison: str
+    tmp_path: Path, server: EmbeddingServer, poison: str, backend: str
 ) -> None:
     """An index an earlier version filled with the zero, NaN or other-length vectors a server sent: its searches
     rank as a clean index's once a healthy server answers, and the bad vectors are stored no more."""
     write(tmp_path, CODE)
-    _index(tmp_path, server)
+    settings = {"AGENTTY_RAG_BACKEND": backend}
+    _index(tmp_path, server, **settings)
     query = "refresh the access token"
-    clean = _search(tmp_path, server, query)
+    clean = _search(tmp_path, server, query, **settings)
     poisoned = seal_vector(POISONS[poison].tobytes())
     with sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb") as db:
         db.execute("UPDATE vectors SET vector = ?", (poisoned,))
-    again = _search(tmp_path, server, query)
+    for shard in (tmp_path / ".agentty" / "qdrant").glob("code-dense-*"):  # Qdrant's copy, as they held then
+        shutil.rmtree(shard)
+    again = _search(tmp_path, server, query, process=True, **settings)
     assert again["mode"] == clean["mode"] == "hybrid"
     assert again["results"] == clean["results"]
     vectors = _stored_vectors(tmp_path)
