@@ -54,7 +54,7 @@ def _index(root: Path, server: EmbeddingServer, **env: str) -> subprocess.Comple
     return built
 
 
-def _search(root: Path, server: EmbeddingServer, query: str, process: bool = False, **env: str) -> dict[str, object]:
+def _search(root: Path, server: EmbeddingServer, query: str, *, process: bool = False, **env: str) -> dict[str, object]:
     """``search-code --json`` (in a process of its own with ``process``: nothing this process holds open)."""
     args = ("search-code", query, "--json")
     found = run_module("agentty_rag", root, args, server.env(**env)) if process else _run(root, server, *args, **env)
@@ -147,16 +147,15 @@ def test_vectors_an_earlier_version_kept_unchecked_are_embedded_again(
     """An index an earlier version filled with the zero, NaN or other-length vectors a server sent: its searches
     rank as a clean index's once a healthy server answers, and the bad vectors are stored no more."""
     write(tmp_path, CODE)
-    settings = {"AGENTTY_RAG_BACKEND": backend}
-    _index(tmp_path, server, **settings)
+    _index(tmp_path, server, AGENTTY_RAG_BACKEND=backend)
     query = "refresh the access token"
-    clean = _search(tmp_path, server, query, **settings)
+    clean = _search(tmp_path, server, query, AGENTTY_RAG_BACKEND=backend)
     poisoned = seal_vector(POISONS[poison].tobytes())
     with sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb") as db:
         db.execute("UPDATE vectors SET vector = ?", (poisoned,))
     for shard in (tmp_path / ".agentty" / "qdrant").glob("code-dense-*"):  # Qdrant's copy, as they held then
         shutil.rmtree(shard)
-    again = _search(tmp_path, server, query, process=True, **settings)
+    again = _search(tmp_path, server, query, process=True, AGENTTY_RAG_BACKEND=backend)
     assert again["mode"] == clean["mode"] == "hybrid"
     assert again["results"] == clean["results"]
     vectors = _stored_vectors(tmp_path)
