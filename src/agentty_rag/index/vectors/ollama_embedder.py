@@ -1,9 +1,11 @@
 """Embeddings from an Ollama server (or anything speaking its ``/api/embed``), over the shared client
 (``ollama_api/client.py``).
 
-Three kinds of request, each with its own timeouts: the probe (0.5 s to connect, 1 s to answer, on a
-connection of its own), a query (``AGENTTY_RAG_EMBED_TIMEOUT_MS``) and a batch of passages (60 s). Queries and
-passages keep one client each, so a long indexing batch never holds up a search.
+Three kinds of request, each with its own timeouts, which bound the whole answer (``ollama_api/deadline.py``),
+not each read: the probe (0.5 s to connect, 1.5 s in all, on a connection of its own), a query (0.5 s plus
+``AGENTTY_RAG_EMBED_TIMEOUT_MS``) and a batch of passages (60.5 s). Queries and passages keep one client each,
+so a long indexing batch never holds up a search. Every answer is checked before its vectors are used
+(``dense.checked_vectors``): a bad one is an ``EmbeddingError``, as a timeout is.
 
 The probe first opens a plain TCP connection to the server's port: when nothing listens there (the usual
 case without Ollama), it fails within the connect timeout without loading the HTTP client at all.
