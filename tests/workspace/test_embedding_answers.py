@@ -86,16 +86,24 @@ def test_a_bad_batch_is_kept_nowhere_counted_nowhere_and_embedded_once_the_serve
     assert vectors.shape == (4, DIMENSION) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=0.01)
 
 
-def test_strings_for_numbers_give_a_one_line_reason_not_the_validation_report(
-    tmp_path: Path, server: EmbeddingServer
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("strings", "the server's answer is not in the expected form (64 bad values)"),
+        ("huge error", "server error 500: "),
+    ],
+)
+def test_a_long_failure_gives_a_one_line_reason_not_the_servers_report(
+    tmp_path: Path, server: EmbeddingServer, answer: str, reason: str
 ) -> None:
+    """Strings for numbers (pydantic's report of every bad value is 90 KB), or a server's 90 KB error message."""
     write(tmp_path, CODE)
     _index(tmp_path, server)
-    server.answer = "strings"  # queries now (the probe still answers)
+    server.answer = answer  # queries now (the probe still answers)
     found = _search(tmp_path, server, "refresh the access token")
     mode = str(found["mode"])
-    assert mode.startswith("bm25 (degraded: dense — the server's answer is not in the expected form"), mode
-    assert len(mode) <= LONGEST_LINE
+    assert mode.startswith(f"bm25 (degraded: dense — {reason}"), mode
+    assert len(mode) <= LONGEST_LINE and "\n" not in mode
 
 
 def test_a_probe_answered_with_empty_vectors_is_a_failure_not_a_zero_dimension_model(

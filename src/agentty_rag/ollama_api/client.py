@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentty_rag.errors import short_reason
+
 if TYPE_CHECKING:
     import ollama
 
@@ -81,8 +83,12 @@ def request_errors() -> tuple[type[BaseException], ...]:
 
 
 def failure(error: BaseException, host: str, timeout: str, model: str = "") -> str:
-    """Why a request of ``request_errors`` failed, in words: ``timeout`` when it timed out; with ``model``, a
-    404 names the model to pull."""
+    """Why a request of ``request_errors`` failed, in one short line: ``timeout`` when it timed out; with
+    ``model``, a 404 names the model to pull."""
+    return short_reason(_why(error, host, timeout, model))
+
+
+def _why(error: BaseException, host: str, timeout: str, model: str) -> str:
     import httpx
     import ollama
     import pydantic
