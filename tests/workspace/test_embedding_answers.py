@@ -220,6 +220,23 @@ async def test_the_server_keeps_embedding_after_batches_unlike_the_probe_once_th
     assert vectors.shape == (4, DIMENSION)
 
 
+@pytest.mark.anyio
+async def test_a_search_of_the_server_is_not_held_by_a_query_answer_dripped_a_byte_at_a_time(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
+    write(tmp_path, CODE)
+    server.answer, server.batch = "drip", "good"  # the probe and the batches answer at once, queries drip
+    params = stdio_server(tmp_path, **server.env(AGENTTY_RAG_EMBED_TIMEOUT_MS="1000"))
+    async with Client(params) as client:
+        started = time.monotonic()
+        found = await client.call_tool("search_code", {"query": "refresh the access token"})
+        elapsed = time.monotonic() - started
+    text = str(getattr(found.content[0], "text", ""))
+    assert not found.is_error and _header(found).startswith("search_code · bm25 (degraded)"), text
+    assert "dense — timeout" in text, text
+    assert elapsed < 8, f"the search took {elapsed:.1f} s"  # 1.5 s for the query, then the lexical search
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
