@@ -114,6 +114,10 @@ def probe(embedder: Embedder, role: Role = "probe") -> ProbeResult:
     return ProbeResult(True, "", profile, time.perf_counter() - started)
 
 
+# The norms float32 works out exactly enough (their squares are normal float32 numbers); beyond them, float64.
+_SAFE_NORMS = (1e-18, 1e18)
+
+
 def checked_vectors(rows: object, count: int) -> Matrix:
     """An embedding server's answer for ``count`` texts as unit vectors (float32), once it is one: a list of
     ``count`` rows of the same length, at least one number each, every number finite, no row all zeros.
@@ -140,9 +144,9 @@ def checked_vectors(rows: object, count: int) -> Matrix:
     narrow = matrix.astype(np.float32)
     with np.errstate(over="ignore", under="ignore"):  # judged below: such rows take the float64 way
         norms = np.linalg.norm(narrow, axis=1)
-    if np.isfinite(norms).all() and (norms > 0).all():
+    if ((norms > _SAFE_NORMS[0]) & (norms < _SAFE_NORMS[1])).all():
         return normalise(narrow)  # the usual case, worked out in float32 as ever: the same vectors as before
-    wide = np.linalg.norm(matrix, axis=1, keepdims=True)  # numbers whose float32 squares overflow or vanish
+    wide = np.linalg.norm(matrix, axis=1, keepdims=True)  # numbers whose float32 squares overflow or lose digits
     if not (wide > 0).all():
         raise EmbeddingError("the server returned an all-zero vector")
     unit: Matrix = (matrix / wide).astype(np.float32)
