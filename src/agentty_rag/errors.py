@@ -100,12 +100,26 @@ class UnsafeFile(AgenttyRagError, OSError):
         return str(self.args[0])
 
 
+# The longest reason a failed request to a model server gives: a header note is one short line, whatever the
+# server sent.
+EMBEDDING_REASON_CHARS = 160
+
+
+def short_reason(text: str) -> str:
+    """``text`` as one line of at most ``EMBEDDING_REASON_CHARS`` characters (cut with an ellipsis); also what
+    the shared Ollama client gives as a failed request's reason. (``__all__`` lists the errors only.)"""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EMBEDDING_REASON_CHARS else flat[: EMBEDDING_REASON_CHARS - 1].rstrip() + "…"
+
+
 class EmbeddingError(AgenttyRagError):
-    """An embedding request failed; ``reason`` is short and meant for a result header."""
+    """An embedding request failed; ``reason`` is one short line (``short_reason``), meant for a result header
+    (a server's long or many-line message is cut to that)."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+        flat = short_reason(reason)
+        super().__init__(flat)
+        self.reason = flat
 
 
 class JsoncError(AgenttyRagError, ValueError):

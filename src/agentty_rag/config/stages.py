@@ -177,7 +177,8 @@ class DenseSettings:
     embed_timeout_ms: int = integer(
         "AGENTTY_RAG_EMBED_TIMEOUT_MS",
         2000,
-        "Longest wait for a query's embedding before that search falls back to BM25.",
+        "Longest wait for a query's whole embedding answer (after 0.5 s to connect) before that search falls "
+        "back to BM25.",
         low=100,
         high=60_000,
     )

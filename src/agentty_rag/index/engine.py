@@ -42,7 +42,7 @@ from agentty_rag.index.storage.refresh import Parts, RefreshReport, partial_of, 
 from agentty_rag.index.storage.status import changes, indexed_files, skipped, status_of
 from agentty_rag.index.storage.views import FileGroups
 from agentty_rag.index.vectors.base import best_of, embed_text
-from agentty_rag.index.vectors.dense import Embedder, EmbeddingProfile
+from agentty_rag.index.vectors.dense import Embedder, EmbeddingProfile, of_shape
 from agentty_rag.sources.walker import SkipReport
 from agentty_rag.types import Chunk, FileStamp
 
@@ -242,8 +242,8 @@ class CorpusIndex(LexicalSearch):
 
         The network calls run without the index lock, so searches go on meanwhile.
         """
-        vectors = self._mirror.vectors
-        if vectors is None:
+        vectors, profile = self._mirror.vectors, self._mirror.embedding_profile
+        if vectors is None or profile is None:
             return 0
         done = 0
         while limit is None or done < limit:
@@ -257,6 +257,7 @@ class CorpusIndex(LexicalSearch):
                         vectors.load()  # another process embedded them
                     return done
             embedded = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
+            of_shape(embedded, len(missing), profile.dimension)  # a batch unlike the probe fails, unkept
             with self._lock:
                 vectors.put([slot for slot, _, _ in missing], [h for _, h, _ in missing], embedded)
                 if self._mirror.generation != generation:  # the slots may hold other chunks now

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentty_rag.errors import short_reason
+
 if TYPE_CHECKING:
     import ollama
 
@@ -60,11 +62,16 @@ def unreachable(host: str, connect_s: float) -> str:
 
 
 def client(host: str, connect_s: float, read_s: float) -> ollama.Client:
-    """A client of the (normalised) ``host`` that waits ``connect_s`` to connect and ``read_s`` for an answer."""
+    """A client of the (normalised) ``host`` that waits ``connect_s`` to connect and ``read_s`` for an answer:
+    for the whole answer (``deadline.py``), not for each read, so a server that sends its answer a byte at a
+    time gives up within ``connect_s + read_s`` too."""
     import httpx
     import ollama
 
-    return ollama.Client(host=host, timeout=httpx.Timeout(read_s, connect=connect_s))
+    from agentty_rag.ollama_api.deadline import WholeAnswerTransport
+
+    timeout = httpx.Timeout(read_s, connect=connect_s)
+    return ollama.Client(host=host, timeout=timeout, transport=WholeAnswerTransport(connect_s + read_s))
 
 
 def request_errors() -> tuple[type[BaseException], ...]:
@@ -76,10 +83,15 @@ def request_errors() -> tuple[type[BaseException], ...]:
 
 
 def failure(error: BaseException, host: str, timeout: str, model: str = "") -> str:
-    """Why a request of ``request_errors`` failed, in words: ``timeout`` when it timed out; with ``model``, a
-    404 names the model to pull."""
+    """Why a request of ``request_errors`` failed, in one short line: ``timeout`` when it timed out; with
+    ``model``, a 404 names the model to pull."""
+    return short_reason(_why(error, host, timeout, model))
+
+
+def _why(error: BaseException, host: str, timeout: str, model: str) -> str:
     import httpx
     import ollama
+    import pydantic
 
     if isinstance(error, ollama.ResponseError):
         if model and error.status_code == 404:
@@ -89,6 +101,8 @@ def failure(error: BaseException, host: str, timeout: str, model: str = "") -> s
         return timeout
     if isinstance(error, ConnectionError):
         return connection_failure(host)
+    if isinstance(error, pydantic.ValidationError):  # its text lists every bad field: one line says it here
+        return f"the server's answer is not in the expected form ({error.error_count()} bad values)"
     return f"{type(error).__name__}: {error}"
 
 

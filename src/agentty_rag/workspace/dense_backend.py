@@ -20,7 +20,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from agentty_rag.config import Settings
-from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, ProbeResult, Vector, probe
+from agentty_rag.index.vectors.dense import (
+    Embedder,
+    EmbeddingError,
+    EmbeddingProfile,
+    ProbeResult,
+    Vector,
+    of_shape,
+    probe,
+)
 from agentty_rag.index.vectors.embedders import make_embedder
 
 log = logging.getLogger(__name__)
@@ -117,7 +125,7 @@ class DenseBackend:
                 self._cache.move_to_end(key)
                 return cached, ""
         try:
-            vector: Vector = self.embedder.embed([query], "query")[0]
+            vector: Vector = of_shape(self.embedder.embed([query], "query"), 1, status.profile.dimension)[0]
         except EmbeddingError as error:
             self._failed(error.reason)
             return None, error.reason

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
@@ -19,7 +20,7 @@ from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
 from agentty_rag.retrieve.parsed import ParsedQuery
-from agentty_rag.workspace.dense_backend import FAILURES_BEFORE_OFF, DenseBackend, DenseStatus
+from agentty_rag.workspace.dense_backend import FAILURES_BEFORE_OFF, REPROBE_AFTER_S, DenseBackend, DenseStatus
 from agentty_rag.workspace.leg_check import LegChecks
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ class DenseLeg(DenseBackend):
         self._guard = threading.Lock()  # the threads and facts below; never held over a network call
         self._embedding: dict[str, threading.Thread] = {}
         self._claimed: set[str] = set()  # the indexes being embedded now (one thread at a time each)
+        # After a failed batch, an index's background embedding waits (as the probe does: 2, 4 … 32 s, at most
+        # AGENTTY_RAG_DENSE_RETRY_S): a server that fails every batch is not sent one per search.
+        self._embed_waits: dict[str, Iterator[int]] = {}
+        self._embed_after: dict[str, float] = {}
         self.checks = LegChecks(settings)  # which leg to trust, per index
 
     # -- the vectors of an index --------------------------------------------------------------------------
@@ -104,6 +109,9 @@ class DenseLeg(DenseBackend):
         try:
             index.use_embeddings(profile)
             done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+            with self._guard:
+                self._embed_waits.pop(index.config.name, None)
+                self._embed_after.pop(index.config.name, None)
             if check:  # the upkeep after embedding (rag-bench times it apart from the embedding)
                 if self.settings.hubness > 0 and index.config.scoring.rank_files:
                     index.find_densities()  # here, not in the first search (and kept for the next process)
@@ -112,6 +120,7 @@ class DenseLeg(DenseBackend):
         except EmbeddingError as error:
             self._failed(error.reason)
             name = index.config.name
+            self._back_off(name)
             log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
             return 0
         except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
@@ -174,15 +183,33 @@ class DenseLeg(DenseBackend):
             return None
         return self.checks.lexical(index, profile.key)
 
+    def _back_off(self, name: str) -> None:
+        """The index's background embedding waits before it sends another batch."""
+        retry = self.settings.dense_retry_s
+        with self._guard:
+            waits = self._embed_waits.setdefault(name, iter(REPROBE_AFTER_S))
+            self._embed_after[name] = time.monotonic() + min(next(waits, retry), retry)
+
     def _schedule(self, index: CorpusIndex) -> None:
         name = index.config.name
         with self._guard:
             running = self._embedding.get(name)
             if running is not None and running.is_alive():
                 return
-            thread = threading.Thread(target=self.embed_all, args=(index,), name=f"agentty-embed-{name}", daemon=True)
+            if time.monotonic() < self._embed_after.get(name, 0.0):
+                return  # a batch failed: the back-off
+            thread = threading.Thread(target=self._embed_in_background, args=(index,), name=f"agentty-embed-{name}")
+            thread.daemon = True
             self._embedding[name] = thread
             thread.start()
+
+    def _embed_in_background(self, index: CorpusIndex) -> None:
+        """``embed_all`` in the server's thread: whatever a batch meets, the thread ends with a log line, and the
+        next search starts another (a thread that died with an error would leave the index unembedded)."""
+        try:
+            self.embed_all(index)
+        except Exception:  # the thread's top level: it must never take the session's embedding down
+            log.exception("embedding the %s index failed; the next search tries again", index.config.name)
 
     def index_status(self, index: CorpusIndex) -> dict[str, object]:
         """The backend's state and how much of an index has vectors (probes if not done yet)."""

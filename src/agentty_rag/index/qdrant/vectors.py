@@ -36,7 +36,9 @@ DENSE = "dense"
 # Cosine would normalise again the float16-rounded vectors (scores moved by up to 1.6e-4, near-ties reordered).
 DISTANCE = "Dot"
 # Bumped when what a point holds changes: a shard with another marker is written anew.
-FORMAT_VERSION = "1"
+# 2: the points are the table's vectors as checked when read (a shard of 1 may hold the zero or NaN vectors an
+# earlier version kept): a shard of another format is written again from the table.
+FORMAT_VERSION = "2"
 
 
 def dense_path(target: QdrantTarget, profile: EmbeddingProfile) -> Path:
@@ -149,7 +151,7 @@ class QdrantVectors(VectorTable):
         """Write the points of ``slots`` with their vectors as the table keeps them (float16, widened)."""
         if not slots:
             return
-        ids, matrix = stored_matrix(store, self.profile, self.dimension, slots)
+        ids, matrix = stored_matrix(store, self.profile, self.dimension, slots, self.unusable)
         if ids:
             self._shard.upsert(ids, matrix)
             self._remember({slot: hashes[slot] for slot in ids})

@@ -114,6 +114,56 @@ def probe(embedder: Embedder, role: Role = "probe") -> ProbeResult:
     return ProbeResult(True, "", profile, time.perf_counter() - started)
 
 
+# The norms float32 works out exactly enough (their squares are normal float32 numbers); beyond them, float64.
+_SAFE_NORMS = (1e-18, 1e18)
+
+
+def checked_vectors(rows: object, count: int) -> Matrix:
+    """An embedding server's answer for ``count`` texts as unit vectors (float32), once it is one: a list of
+    ``count`` rows of the same length, at least one number each, every number finite, no row all zeros.
+    Anything else is an ``EmbeddingError`` saying in one line what was wrong: that batch fails, and no vector
+    of it is kept (a zero or NaN vector would rank every chunk alike, for good)."""
+    if not isinstance(rows, list | tuple) or len(rows) != count:
+        got = len(rows) if isinstance(rows, list | tuple) else type(rows).__name__
+        raise EmbeddingError(f"the server returned {got} vectors for {count} texts")
+    lengths = {len(row) if isinstance(row, list | tuple) else -1 for row in rows}
+    if -1 in lengths:
+        raise EmbeddingError("the server's vectors are not lists of numbers")
+    if len(lengths) > 1:
+        raise EmbeddingError(
+            f"the server returned vectors of different lengths ({', '.join(map(str, sorted(lengths)))})"
+        )
+    if lengths == {0}:
+        raise EmbeddingError("the server returned empty vectors")
+    try:
+        matrix = np.asarray(rows, np.float64).reshape(count, -1)
+    except (TypeError, ValueError):
+        raise EmbeddingError("the server's vectors are not lists of numbers") from None
+    if not np.isfinite(matrix).all():
+        raise EmbeddingError("the server returned vectors with NaN or infinite values")
+    narrow = matrix.astype(np.float32)
+    with np.errstate(over="ignore", under="ignore"):  # judged below: such rows take the float64 way
+        norms = np.linalg.norm(narrow, axis=1)
+    if ((norms > _SAFE_NORMS[0]) & (norms < _SAFE_NORMS[1])).all():
+        return normalise(narrow)  # the usual case, worked out in float32 as ever: the same vectors as before
+    wide = np.linalg.norm(matrix, axis=1, keepdims=True)  # numbers whose float32 squares overflow or lose digits
+    if not (wide > 0).all():
+        raise EmbeddingError("the server returned an all-zero vector")
+    unit: Matrix = (matrix / wide).astype(np.float32)
+    return unit
+
+
+def of_shape(vectors: Matrix, count: int, dimension: int) -> Matrix:
+    """``vectors`` when they are ``count`` rows of the index's ``dimension`` (the probe's); otherwise an
+    ``EmbeddingError``: a server that changed its model, or answers a batch unlike its probe, fails that batch
+    (and a vector of another length is never kept)."""
+    if vectors.ndim != 2 or len(vectors) != count:
+        raise EmbeddingError(f"the embedder returned {len(vectors)} vectors for {count} texts")
+    if vectors.shape[1] != dimension:
+        raise EmbeddingError(f"the server returned {vectors.shape[1]}-d vectors where its probe answered {dimension}-d")
+    return vectors
+
+
 def normalise(rows: Matrix) -> Matrix:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -122,6 +172,7 @@ def normalise(rows: Matrix) -> Matrix:
 
 
 __all__ = [
+    "checked_vectors",
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",
@@ -130,6 +181,7 @@ __all__ = [
     "Role",
     "Vector",
     "normalise",
+    "of_shape",
     "prefixes",
     "PROBES",
     "probe",

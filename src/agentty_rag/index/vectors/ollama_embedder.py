@@ -1,9 +1,11 @@
 """Embeddings from an Ollama server (or anything speaking its ``/api/embed``), over the shared client
 (``ollama_api/client.py``).
 
-Three kinds of request, each with its own timeouts: the probe (0.5 s to connect, 1 s to answer, on a
-connection of its own), a query (``AGENTTY_RAG_EMBED_TIMEOUT_MS``) and a batch of passages (60 s). Queries and
-passages keep one client each, so a long indexing batch never holds up a search.
+Three kinds of request, each with its own timeouts, which bound the whole answer (``ollama_api/deadline.py``),
+not each read: the probe (0.5 s to connect, 1.5 s in all, on a connection of its own), a query (0.5 s plus
+``AGENTTY_RAG_EMBED_TIMEOUT_MS``) and a batch of passages (60.5 s). Queries and passages keep one client each,
+so a long indexing batch never holds up a search. Every answer is checked before its vectors are used
+(``dense.checked_vectors``): a bad one is an ``EmbeddingError``, as a timeout is.
 
 The probe first opens a plain TCP connection to the server's port: when nothing listens there (the usual
 case without Ollama), it fails within the connect timeout without loading the HTTP client at all.
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from agentty_rag.config import DenseSettings
-from agentty_rag.index.vectors.dense import EmbeddingError, Matrix, Role, normalise, prefixes
+from agentty_rag.index.vectors.dense import EmbeddingError, Matrix, Role, checked_vectors, prefixes
 from agentty_rag.ollama_api.client import (
     CONNECT_S,
     PROBE_READ_S,
@@ -86,10 +88,7 @@ class OllamaEmbedder:
             response = connection.embed(model=self.model, input=[prefix + t for t in texts], truncate=True)
         except request_errors() as error:
             raise EmbeddingError(failure(error, self.host, "timeout", self.model)) from error
-        vectors = np.asarray(response.embeddings, np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise EmbeddingError(f"the server returned {len(vectors)} vectors for {len(texts)} texts")
-        return normalise(vectors)
+        return checked_vectors(list(response.embeddings or ()), len(texts))
 
 
 __all__ = ["OllamaEmbedder"]

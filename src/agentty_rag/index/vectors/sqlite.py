@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import xxhash
 
-from agentty_rag.errors import IndexCorrupt
+from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
@@ -58,6 +59,9 @@ class VectorTable:
         self._store = database
         self.profile = profile.key
         self.dimension = profile.dimension
+        # Stored vectors a load left out as unusable (``stored_matrix``): forgotten before the next embedding
+        # asks what is missing (a load reads inside a read transaction, where nothing can be written).
+        self.unusable: set[str] = set()
 
     # -- the backend's upkeep of the table, for every profile ---------------------------------------------
 
@@ -77,6 +81,9 @@ class VectorTable:
         write_vectors(self._store(), self.profile, blobs)
 
     def missing(self, limit: int) -> list[int]:
+        if self.unusable:
+            forget_vectors(self._store(), self.profile, sorted(self.unusable))
+            self.unusable.clear()
         query = (
             "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
@@ -107,12 +114,12 @@ class SqliteVectors(VectorTable):
         store = self._store()
         if ids is None or self._dense is None:
             previous, self._dense = self._dense, DenseIndex(self.dimension)
-            self._dense.put(*stored_matrix(store, self.profile, self.dimension))
+            self._dense.put(*stored_matrix(store, self.profile, self.dimension, unusable=self.unusable))
             if previous is not None:
                 self._dense.carry_density(previous)  # what another process changed is all that is searched again
             return
         if ids:
-            self._dense.put(*stored_matrix(store, self.profile, self.dimension, ids))
+            self._dense.put(*stored_matrix(store, self.profile, self.dimension, ids, self.unusable))
 
     def put(self, ids: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
         """Store the vectors (as float16) and search them at once, rounded as stored: a process that reads them
@@ -174,15 +181,46 @@ def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = Non
 
 
 def stored_matrix(
-    store: Store, profile: str, dimension: int, slots: Sequence[int] | None = None
+    store: Store, profile: str, dimension: int, slots: Sequence[int] | None = None, unusable: set[str] | None = None
 ) -> tuple[list[int], Matrix]:
-    """The slots and vectors (float16 widened to float32, one row each) of ``stored_vectors``; a vector of
-    another length under the profile's key cannot happen, and is left out."""
-    rows = [(slot, blob) for slot, blob in stored_vectors(store, profile, slots) if len(blob) == 2 * dimension]
-    if not rows:
-        return [], np.zeros((0, dimension), np.float32)
-    matrix = np.stack([np.frombuffer(blob, np.float16) for _, blob in rows]).astype(np.float32)
-    return [slot for slot, _ in rows], matrix
+    """The slots and vectors (float16 widened to float32, one row each) of ``stored_vectors``. A vector that
+    is not a unit vector of ``dimension`` numbers (all zeros, NaN, of another length: an earlier version kept
+    what a server sent) is left out, and the hash of its text added to ``unusable`` (to be embedded again)."""
+    rows: list[tuple[int, str, bytes]] = []
+    wrong: list[tuple[int, str, bytes]] = []
+    for slot, text_hash, sealed in _with_vectors(store, "c.embed_hash, v.vector", profile, slots):
+        blob = open_vector(sealed)
+        (rows if len(blob) == 2 * dimension else wrong).append((slot, text_hash, blob))
+    matrix = np.zeros((0, dimension), np.float32)
+    if rows:
+        matrix = np.stack([np.frombuffer(blob, np.float16) for _, _, blob in rows]).astype(np.float32)
+    usable = unit_rows(matrix)
+    if unusable is not None:
+        unusable.update(text_hash for _, text_hash, _ in wrong)
+        unusable.update(rows[i][1] for i in np.flatnonzero(~usable))
+    if usable.all():  # the usual case: no copy of the matrix
+        return [slot for slot, _, _ in rows], matrix
+    return [rows[i][0] for i in np.flatnonzero(usable)], matrix[usable]
+
+
+def unit_rows(matrix: Matrix) -> npt.NDArray[np.bool_]:
+    """Which rows are vectors a search can use: finite numbers, of length one (as float16 keeps a unit vector)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.linalg.norm(matrix, axis=1)
+        usable: npt.NDArray[np.bool_] = np.isfinite(matrix).all(axis=1) & (np.abs(norms - 1.0) < 0.05)
+    return usable
+
+
+def forget_vectors(store: Store, profile: str, hashes: Iterable[str]) -> None:
+    """Drop the stored vectors of these texts, so that they are embedded again; a database this process
+    cannot write now keeps them (left out of its searches all the same)."""
+    rows = [(profile, text_hash) for text_hash in hashes]
+    log.info("%d stored vectors are not unit vectors of the model's dimension: they are embedded again", len(rows))
+    try:
+        with store.immediate():
+            store.run_many("DELETE FROM vectors WHERE profile = ? AND hash = ?", rows)
+    except (IndexBusy, IndexFull, IndexUnwritable) as error:
+        log.info("the unusable vectors stay stored for now: %s", error)
 
 
 def stored_hashes(store: Store, profile: str, slots: Sequence[int] | None = None) -> dict[int, str]:
@@ -191,7 +229,7 @@ def stored_hashes(store: Store, profile: str, slots: Sequence[int] | None = None
     return {int(slot): text_hash for slot, text_hash in _with_vectors(store, "c.embed_hash", profile, slots)}
 
 
-def _with_vectors(store: Store, column: str, profile: str, slots: Sequence[int] | None) -> list[tuple[int, Any]]:
+def _with_vectors(store: Store, column: str, profile: str, slots: Sequence[int] | None) -> list[tuple[Any, ...]]:
     """(slot, ``column``) of every live chunk (or of ``slots``) with a vector for ``profile``."""
     join = f"SELECT c.slot, {column} FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash"
     if slots is None:
@@ -235,6 +273,7 @@ def prune_vectors(store: Store) -> None:
 __all__ = [
     "SqliteVectors",
     "VectorTable",
+    "forget_vectors",
     "import_vectors",
     "open_vector",
     "prune_vectors",
