@@ -63,6 +63,9 @@ class EmbeddingServer:
     def __init__(self, answer: str = "good", probe: str = "good") -> None:
         self.answer, self.probe, self.batch = answer, probe, ""
         self.batches = 0
+        # > 0: a model on a busy machine, one request at a time, this many seconds a text (queries included)
+        self.seconds_per_text = 0.0
+        self._one_at_a_time = threading.Lock()
         self.stopped = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -101,6 +104,9 @@ class EmbeddingServer:
                     return
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+                if server.seconds_per_text > 0:
+                    with server._one_at_a_time:
+                        server.stopped.wait(server.seconds_per_text * len(texts))  # the model's work
                 mode, body = server._answer(texts)
                 if mode == "drip":
                     self._drip(body)

@@ -8,7 +8,8 @@ embeddings and the cool-down after repeated failures (``dense_leg.DenseLeg`` add
   ``AGENTTY_RAG_DENSE_RETRY_S``) until it answers; a command-line process stays lexical.
 * A failure while embedding one query degrades that query to BM25 (its header says so). After three
   failures in a row the leg is switched off with one warning, and probed again after a cool-down
-  (``AGENTTY_RAG_DENSE_RETRY_S``).
+  (``AGENTTY_RAG_DENSE_RETRY_S``). The server's background embedding goes through ``paced``: a query goes
+  first, and one that timed out behind a background request is not counted as the server's failure.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agentty_rag.index.vectors.dense import (
     probe,
 )
 from agentty_rag.index.vectors.embedders import make_embedder
+from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,8 @@ class DenseBackend:
         self._retry_at: float | None = None
         self._waits = iter(REPROBE_AFTER_S)  # the server's waits before probing again a server not answering
         self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self.turns = QueryTurns()  # a query's embedding goes before the next request of the background
+        self.paced = PacedEmbedder(self.embedder, self.turns)  # what the background embeds with
         self.background = False  # the server embeds and probes in threads; the command line does not
         # A batch command (agentty-rag index, rag-bench): its probe waits as long as a batch of documents may,
         # for a server still loading its model, where a search's must be short.
@@ -125,8 +129,11 @@ class DenseBackend:
                 self._cache.move_to_end(key)
                 return cached, ""
         try:
-            vector: Vector = of_shape(self.embedder.embed([query], "query"), 1, status.profile.dimension)[0]
+            with self.turns.query():
+                vector: Vector = of_shape(self.embedder.embed([query], "query"), 1, status.profile.dimension)[0]
         except EmbeddingError as error:
+            if self.turns.busy:  # it waited behind a request of the background: the server is busy, not down
+                return None, f"{error.reason} (the server is embedding the index)"
             self._failed(error.reason)
             return None, error.reason
         with self._lock:

@@ -108,7 +108,8 @@ class DenseLeg(DenseBackend):
     ) -> int:
         try:
             index.use_embeddings(profile)
-            done = index.embed_missing(self.embedder, self.settings.embed_batch, progress=progress)
+            embedder = self.paced if self.background else self.embedder  # the server's: queries go first
+            done = index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
             with self._guard:
                 self._embed_waits.pop(index.config.name, None)
                 self._embed_after.pop(index.config.name, None)
