@@ -5,11 +5,14 @@ tree holds, and no answer cites a path outside the workspace."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xxhash
 from mcp import Client
@@ -18,8 +21,12 @@ from agentty_rag.config import load_settings
 from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.storage.records import pack_text, unpack_text
 from agentty_rag.index.storage.store import Store
+from agentty_rag.index.vectors import neighbour_file
+from agentty_rag.index.vectors.density import NEIGHBOURS, Neighbourhoods
+from agentty_rag.index.vectors.sqlite import SqliteVectors
 from agentty_rag.state.machine_key import machine_key
-from tests.conftest import FIXTURES, LEXICAL, run_main
+from agentty_rag.workspace.service import Workspace
+from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main
 from tests.server.test_server_stdio import _server, _text
 
 TOKENS = "src/server/auth/tokens.py"
@@ -174,3 +181,62 @@ def test_the_text_of_a_row_changed_by_someone_without_the_key_is_never_shown(tmp
     found = _cli(victim, "search-code", "refresh an expired access token")
     assert found.returncode == 0 and f"code:{TOKENS}" in found.stdout, found.stderr
     _never_forged(found.stdout)
+
+
+# -- 10. a neighbours file with a valid checksum whose rows list their farthest rows -----------------------
+
+
+def _hubness() -> dict[str, str]:
+    """The dense leg (the fake embedder) with the neighbourhood densities counted in the ranking."""
+    return {**FAKE_DENSE, "AGENTTY_RAG_HUBNESS": "0.3", "AGENTTY_RAG_LEG_CHECK": "0"}
+
+
+QUESTIONS = ("refresh an expired access token", "hash a password", "retry a failed job", "render the login form")
+
+
+def _cited(root: Path) -> list[list[str]]:
+    """The passages each question is answered with, in order (dense leg on, densities counted)."""
+    answers = [_cli(root, "search-code", question, **_hubness()).stdout for question in QUESTIONS]
+    return [re.findall(r"^\[\d+\] (\S+)", answer, re.M) for answer in answers]
+
+
+def _farthest(root: Path) -> Neighbourhoods:
+    """The kept neighbourhoods with each row's neighbours replaced by its farthest rows, at their true
+    similarities (so that every row passes the checks of its own neighbours)."""
+    workspace = Workspace(root, load_settings(_hubness()))
+    try:
+        index = workspace.index("code")
+        index.refresh()
+        workspace.embed_all("code")  # nothing left to embed: the vectors are read
+        vectors = index._mirror.vectors
+        assert isinstance(vectors, SqliteVectors) and vectors._dense is not None
+        matrix = vectors._dense.matrix
+    finally:
+        workspace.close()
+    kept, problem = neighbour_file.read(
+        root / ".agentty" / "rag_code.neighbours", machine_key(load_settings(_hubness()).state_home)
+    )
+    assert kept is not None, problem
+    rows = len(kept.present)
+    similar = matrix[:rows] @ matrix[:rows].T
+    similar[:, ~kept.present] = np.inf
+    np.fill_diagonal(similar, np.inf)
+    whose = np.argsort(similar, axis=1, kind="stable")[:, :NEIGHBOURS].astype(np.int32)
+    best = np.take_along_axis(similar, whose, axis=1).astype(np.float32)
+    none = ~kept.present[:, None] | np.zeros_like(whose, bool)
+    return replace(
+        kept, whose=np.where(none, -1, whose).astype(np.int32), best=np.where(none, -np.inf, best).astype(np.float32)
+    )
+
+
+def test_a_neighbours_file_sealed_elsewhere_whose_rows_list_their_farthest_rows_is_never_taken(tmp_path: Path) -> None:
+    root = _clone(tmp_path / "repo")
+    assert _cli(root, "index", "code", **_hubness()).returncode == 0
+    path = root / ".agentty" / "rag_code.neighbours"
+    answers = _cited(root)
+    forged = neighbour_file.encode(_farthest(root), b"another machine's key, 32 bytes")
+    path.write_bytes(forged)
+    assert _cited(root) == answers
+    assert _cli(root, "index", "code", **_hubness()).returncode == 0
+    assert path.read_bytes() != forged  # not kept either
+    assert _cited(root) == answers
