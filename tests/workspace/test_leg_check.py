@@ -39,7 +39,8 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def _ws(root: Path, **env: str) -> Workspace:
-    workspace = Workspace(root, load_settings({"AGENTTY_EMBED_BACKEND": "fake", **env}))
+    machine = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}  # the machine that built the copied index
+    workspace = Workspace(root, load_settings({**machine, "AGENTTY_EMBED_BACKEND": "fake", **env}))
     OPEN_WORKSPACES.append(workspace)
     return workspace
 

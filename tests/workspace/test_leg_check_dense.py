@@ -7,6 +7,7 @@ saying and doing what its verdict says.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -37,7 +38,7 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
 
     indexed = run_module("agentty_rag", root, ("index", "code"), env, timeout=600)
     assert indexed.returncode == 0, indexed.stderr
-    workspace = Workspace(root, load_settings(env))
+    workspace = Workspace(root, load_settings({**env, "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}))
     path = verdict_path(workspace.index("code"))
     stored = load(path)
     assert stored is not None and stored.verdict.probes == PROBE_LIMIT and stored.profile.startswith("all-minilm")
