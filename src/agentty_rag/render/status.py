@@ -103,7 +103,7 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
         lines.append(f"  kept in {state.storage}")
     if state.foreign_replaced_at:
         lines.append(
-            f"  built here: an index built elsewhere was found at {state.foreign_replaced_at} and not used; "
+            f"  from elsewhere: an index built elsewhere was found at {state.foreign_replaced_at} and not used; "
             "rebuilt from the working tree"
         )
     redacted = state.redacted
