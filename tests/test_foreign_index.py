@@ -240,3 +240,21 @@ def test_a_neighbours_file_sealed_elsewhere_whose_rows_list_their_farthest_rows_
     assert _cli(root, "index", "code", **_hubness()).returncode == 0
     assert path.read_bytes() != forged  # not kept either
     assert _cited(root) == answers
+
+
+@pytest.mark.parametrize("sealed", ["with a plain checksum", "with another key"])
+def test_a_graph_file_sealed_elsewhere_is_built_again(tmp_path: Path, sealed: str) -> None:
+    root = _clone(tmp_path / "repo")
+    graph = {"AGENTTY_RAG_GRAPH": "1"}
+    assert _cli(root, "search-code", "refresh an expired access token", **graph).returncode == 0
+    path = root / ".agentty" / "rag_code.graph.json"
+    body = path.read_bytes().partition(b"\n")[2]
+    forged = (
+        checksum(body, key=b"another machine's key").encode()
+        + b"\n"
+        + body.replace(b'"links":{', b'"links":{"x":[],', 1)
+    )
+    path.write_bytes(forged)
+    done = _cli(root, "search-code", "refresh an expired access token", **graph)
+    assert done.returncode == 0 and f"code:{TOKENS}" in done.stdout, done.stderr
+    assert path.read_bytes() != forged  # built again and rewritten

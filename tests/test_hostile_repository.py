@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import xxhash
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.state import feedback
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.workspace import leg_check
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main, run_module, write
@@ -173,7 +174,8 @@ def test_a_forged_graph_file_is_rebuilt_and_the_search_answers(tmp_path: Path, f
     assert _cli(tmp_path, "search-code", "save", "value", **graph).returncode == 0
     path = tmp_path / ".agentty" / "rag_code.graph.json"
     body = forge(path.read_bytes().partition(b"\n")[2])
-    path.write_bytes(xxhash.xxh3_64_hexdigest(body).encode() + b"\n" + body)  # a checksum that matches
+    sealed = checksum(body, key=machine_key(load_settings(LEXICAL).state_home))  # this machine's: it matches
+    path.write_bytes(sealed.encode() + b"\n" + body)
     done = _cli(tmp_path, "search-code", "save", "value", **graph)
     assert done.returncode == 0, done.stderr
     assert "code:app/store.py" in done.stdout and "Traceback" not in done.stderr
