@@ -18,6 +18,7 @@ import xxhash
 from mcp import Client
 
 from agentty_rag.config import load_settings
+from agentty_rag.fsguard import cited_inside
 from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.storage.records import pack_text, unpack_text
 from agentty_rag.index.storage.store import Store
@@ -258,3 +259,23 @@ def test_a_graph_file_sealed_elsewhere_is_built_again(tmp_path: Path, sealed: st
     done = _cli(root, "search-code", "refresh an expired access token", **graph)
     assert done.returncode == 0 and f"code:{TOKENS}" in done.stdout, done.stderr
     assert path.read_bytes() != forged  # built again and rewritten
+
+
+@pytest.mark.parametrize(
+    ("ref", "inside"),
+    [
+        ("src/server/auth/tokens.py", True),
+        ("a:b.py", True),  # a POSIX name with a colon, not a drive
+        ("/work/docs/guide.md", True),  # a docs folder named outside the workspace, cited by its absolute path
+        ("../../../../etc/passwd", False),
+        ("src/../../outside.py", False),
+        ("/etc/shadow", False),
+        ("/work/docs/../secrets.md", False),
+        ("C:/Windows/win.ini", False),
+        ("C:\\Windows\\win.ini", False),
+        ("", False),
+        ("src/a\x00.py", False),
+    ],
+)
+def test_a_cited_path_is_inside_the_workspace_or_a_folder_the_settings_name(ref: str, inside: bool) -> None:
+    assert cited_inside(ref, ["/work/repo", "/work/docs"]) is inside

@@ -47,7 +47,8 @@ def cited_inside(ref: str, roots: Iterable[str]) -> bool:
         normal = os.path.normpath(ref)
         return any(os.path.isabs(root) and is_inside(normal, os.path.normpath(root)) for root in roots)
     parts = ref.replace("\\", "/").split("/")
-    return ".." not in parts and not (len(ref) > 1 and ref[1] == ":")
+    drive = len(ref) > 2 and ref[0].isalpha() and ref[1] == ":" and ref[2] in "/\\"  # C:/… on Windows
+    return ".." not in parts and not drive
 
 
 def real_path_of(fd: int, opened_as: str) -> str:
