@@ -26,6 +26,7 @@ from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.density import NEIGHBOURS, Neighbourhoods
 from agentty_rag.index.vectors.sqlite import SqliteVectors
 from agentty_rag.state.machine_key import machine_key
+from agentty_rag.workspace import leg_check
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main
 from tests.server.test_server_stdio import _server, _text
@@ -279,3 +280,17 @@ def test_a_graph_file_sealed_elsewhere_is_built_again(tmp_path: Path, sealed: st
 )
 def test_a_cited_path_is_inside_the_workspace_or_a_folder_the_settings_name(ref: str, inside: bool) -> None:
     assert cited_inside(ref, ["/work/repo", "/work/docs"]) is inside
+
+
+def test_a_leg_check_verdict_sealed_elsewhere_is_no_verdict(indexed_code: Path) -> None:
+    """A committed verdict cannot make this machine's searches lexical or dense-led: made elsewhere, it is a
+    verdict not made yet."""
+    path = indexed_code / ".agentty" / "rag_code.legcheck.json"
+    key = machine_key(load_settings(LEXICAL).state_home)
+    stored = leg_check.load(path, key)
+    assert stored is not None
+    lexical = replace(stored, verdict=replace(stored.verdict, lead="lexical"))
+    leg_check.save(path, lexical, b"another machine's key")
+    assert leg_check.load(path, key) is None
+    leg_check.save(path, lexical, key)
+    assert leg_check.load(path, key) == lexical

@@ -28,6 +28,11 @@ from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main, run_module, write
 
 
+def _key() -> bytes:
+    """The session's machine key, which seals the verdicts its workspaces keep."""
+    return machine_key(Path(os.environ["XDG_STATE_HOME"]))
+
+
 def _ws(root: Path, **env: str) -> Workspace:
     return Workspace(root, load_settings({**LEXICAL, "HOME": str(root.parent / "home"), **env}))
 
@@ -143,15 +148,15 @@ def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_cras
 
 def test_the_verdict_is_written_through_no_planted_temporary_link(tmp_path: Path, indexed_code: Path) -> None:
     path = _verdict(indexed_code)
-    stored = leg_check.load(path)
+    stored = leg_check.load(path, _key())
     assert stored is not None
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     for name in (f"{path.name}.{os.getpid()}.tmp", f"{path.name}.tmp"):  # names a writer might choose
         (path.parent / name).symlink_to(victim)
-    leg_check.save(path, stored)
+    leg_check.save(path, stored, _key())
     assert victim.read_text() == "precious\n"
-    assert leg_check.load(path) == stored
+    assert leg_check.load(path, _key()) == stored
 
 
 # -- forged state files: a graph nested past the parser's depth, feedback rows that are not numbers ---------
