@@ -31,13 +31,28 @@ def _close_open_workspaces() -> Iterator[None]:
         OPEN_WORKSPACES.pop().close()
 
 
+@pytest.fixture(scope="session")
+def machine_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's state folder of the whole session (``XDG_STATE_HOME``): one machine key for every test, as
+    on one machine, whatever home folder a test gives. The settings tests build from ``LEXICAL`` or
+    ``FAKE_DENSE`` name it too (set here, once the folder exists)."""
+    state = tmp_path_factory.mktemp("state")
+    for settings in (LEXICAL, FAKE_DENSE):
+        settings["XDG_STATE_HOME"] = str(state)
+    return state
+
+
 @pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No AGENTTY_* variable leaks in from the developer's shell, and ~ is an empty folder."""
+def clean_environ(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, machine_state: Path
+) -> Iterator[None]:
+    """No AGENTTY_* variable leaks in from the developer's shell, ~ is an empty folder, and the machine key is
+    the session's."""
     for name in list(os.environ):
         if name.startswith("AGENTTY_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("XDG_STATE_HOME", str(machine_state))
     yield
 
 
@@ -145,7 +160,7 @@ FAKE_DENSE = {"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_DENSE": "1"}
 
 
 @pytest.fixture(scope="session")
-def _code_indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _code_indexed_once(tmp_path_factory: pytest.TempPathFactory, machine_state: Path) -> Path:
     from agentty_rag.config import load_settings
     from agentty_rag.workspace.service import Workspace
 

@@ -18,13 +18,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import xxhash
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.state import feedback
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.workspace import leg_check
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, run_main, run_module, write
+
+
+def _key() -> bytes:
+    """The session's machine key, which seals the verdicts its workspaces keep."""
+    return machine_key(Path(os.environ["XDG_STATE_HOME"]))
 
 
 def _ws(root: Path, **env: str) -> Workspace:
@@ -142,15 +148,15 @@ def test_a_verdict_path_that_is_a_fifo_a_device_or_deep_json_never_hangs_or_cras
 
 def test_the_verdict_is_written_through_no_planted_temporary_link(tmp_path: Path, indexed_code: Path) -> None:
     path = _verdict(indexed_code)
-    stored = leg_check.load(path)
+    stored = leg_check.load(path, _key())
     assert stored is not None
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     for name in (f"{path.name}.{os.getpid()}.tmp", f"{path.name}.tmp"):  # names a writer might choose
         (path.parent / name).symlink_to(victim)
-    leg_check.save(path, stored)
+    leg_check.save(path, stored, _key())
     assert victim.read_text() == "precious\n"
-    assert leg_check.load(path) == stored
+    assert leg_check.load(path, _key()) == stored
 
 
 # -- forged state files: a graph nested past the parser's depth, feedback rows that are not numbers ---------
@@ -173,7 +179,8 @@ def test_a_forged_graph_file_is_rebuilt_and_the_search_answers(tmp_path: Path, f
     assert _cli(tmp_path, "search-code", "save", "value", **graph).returncode == 0
     path = tmp_path / ".agentty" / "rag_code.graph.json"
     body = forge(path.read_bytes().partition(b"\n")[2])
-    path.write_bytes(xxhash.xxh3_64_hexdigest(body).encode() + b"\n" + body)  # a checksum that matches
+    sealed = checksum(body, key=machine_key(load_settings(LEXICAL).state_home))  # this machine's: it matches
+    path.write_bytes(sealed.encode() + b"\n" + body)
     done = _cli(tmp_path, "search-code", "save", "value", **graph)
     assert done.returncode == 0, done.stderr
     assert "code:app/store.py" in done.stdout and "Traceback" not in done.stderr

@@ -11,6 +11,7 @@ AgenttyRagError                  every error agentty-rag defines
 │   ├── BadRequest               a tool or CLI argument is invalid (empty query, k out of range, scope outside root)
 │   ├── IndexBusy                another process holds the index lock past the timeout
 │   ├── IndexCorrupt             an index file could not be read; it will be rebuilt
+│   │   └── IndexForeign         an index file was not written on this machine; it is rebuilt from the files
 │   ├── IndexFull                the disk is full: the update is not written, the committed index answers
 │   ├── IndexNotBuilt            a request met an index that needs a full build; it is built in the background
 │   ├── IndexUnwritable          the index cannot be kept on disk (read-only, a link, a folder in the way); it
@@ -72,6 +73,11 @@ class IndexBusy(AgenttyError):
 
 class IndexCorrupt(AgenttyError):
     """An index file is unreadable, truncated or from an incompatible version."""
+
+
+class IndexForeign(IndexCorrupt):
+    """An index file was not written on this machine (copied, committed, or sealed with another key): it is
+    never believed, and is rebuilt from the working tree."""
 
 
 class IndexFull(AgenttyError):
@@ -179,6 +185,7 @@ __all__ = [
     "EmbeddingError",
     "IndexBusy",
     "IndexCorrupt",
+    "IndexForeign",
     "IndexFull",
     "IndexNotBuilt",
     "IndexUnwritable",

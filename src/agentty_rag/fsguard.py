@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from agentty_rag.errors import UnsafeFile
@@ -34,6 +35,20 @@ _LINK_ERRNOS = {errno.ELOOP, errno.EMLINK}
 def is_inside(path: str, root: str) -> bool:
     """True when ``path`` is ``root`` or lies below it (both absolute, normalised)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def cited_inside(ref: str, roots: Iterable[str]) -> bool:
+    """Whether a passage's path names a file inside the workspace: a relative path that never climbs out (no
+    ``..`` part, no drive), or an absolute one inside one of ``roots`` (a docs folder named outside the
+    workspace is cited by its absolute path). A path that fails this came from an index that lies."""
+    if not ref or "\x00" in ref:
+        return False
+    if os.path.isabs(ref) or ref.startswith("/"):
+        normal = os.path.normpath(ref)
+        return any(os.path.isabs(root) and is_inside(normal, os.path.normpath(root)) for root in roots)
+    parts = ref.replace("\\", "/").split("/")
+    drive = len(ref) > 2 and ref[0].isalpha() and ref[1] == ":" and ref[2] in "/\\"  # C:/… on Windows
+    return ".." not in parts and not drive
 
 
 def real_path_of(fd: int, opened_as: str) -> str:
@@ -208,6 +223,7 @@ def read_state_file(path: Path, max_bytes: int) -> tuple[bytes | None, str]:
 __all__ = [
     "UnsafeFile",
     "check_state_dir",
+    "cited_inside",
     "is_inside",
     "open_private",
     "read_regular",

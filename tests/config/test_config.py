@@ -111,8 +111,23 @@ def test_each_setting_is_declared_once_on_its_stage() -> None:
     assert len(set(names)) == len(names) and len(set(attrs)) == len(attrs)
     staged = [f.name for group in GROUPS for f in fields(group)]
     assert staged == attrs  # every field of a stage is a variable, in the order the tables show
-    others = {"home", "claude_config_dir", "codex_home", "dense_configured", "weights_configured", "warnings"}
+    others = {
+        "home",
+        "state_home",
+        "claude_config_dir",
+        "codex_home",
+        "dense_configured",
+        "weights_configured",
+        "warnings",
+    }
     assert {f.name for f in fields(Settings)} == {*attrs, *others}
+
+
+def test_the_state_folder_is_xdg_state_home_when_absolute_else_under_the_home_folder() -> None:
+    assert load_settings({"XDG_STATE_HOME": "/srv/state", "HOME": "/home/u"}).state_home == Path("/srv/state")
+    assert load_settings({"XDG_STATE_HOME": "rel", "HOME": "/home/u"}).state_home == Path("/home/u/.local/state")
+    assert load_settings({"HOME": "/home/u"}).state_home == Path("/home/u/.local/state")
+    assert load_settings({}).state_home is None
 
 
 def test_the_clients_own_folders_are_read_from_their_variables() -> None:

@@ -168,11 +168,13 @@ def test_a_bad_or_future_manifest_is_reported_and_rebuilt(
 
 
 CHILD = textwrap.dedent("""
+    import os
     import sys
     from pathlib import Path
     from agentty_rag.config import load_settings
     from agentty_rag.workspace.service import Workspace
-    index = Workspace(Path(sys.argv[1]), load_settings({"AGENTTY_RAG_DENSE": "0"})).index("code")
+    env = {"AGENTTY_RAG_DENSE": "0", "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
+    index = Workspace(Path(sys.argv[1]), load_settings(env)).index("code")
     print("ready", flush=True)
     report = index.refresh(force_rebuild=sys.argv[2] == "rebuild")
     print("done", report.rebuilt, index.n_chunks, flush=True)
@@ -339,7 +341,7 @@ def test_a_rebuild_drops_vectors_no_chunk_uses_once_they_outnumber_the_chunks(tm
     index = _code(tmp_path)
     live = [embed_hash(c) for c in index.all_chunks()]
     stale = [f"stale-{i}" for i in range(2001)]  # more than twice the live chunks, and than 1000
-    store = Store(index.config.db_path)
+    store = Store(index.config.db_path, index.config.seal_key)
     write_vectors(store, "model|4||", [(h, b"\0" * 8) for h in (*live, *stale)])
     store.close()
     index.refresh(force_rebuild=True)

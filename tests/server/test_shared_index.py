@@ -132,8 +132,8 @@ async def test_the_overlay_wins_over_the_shared_index(tmp_path: Path) -> None:
     (dev / DELETED).unlink()
     indexed = run_main("agentty_rag", dev, ("index", "code"), env, lexical=False)
     assert indexed.returncode == 0, indexed.stderr
-    # seeded from the collection: only the edited and added files were read, only their chunks embedded
-    assert "(1 added, 1 changed, 1 removed, 2 re-chunked)" in indexed.stdout
+    # seeded from the collection: built from the working tree, only the edited and added files' chunks embedded
+    assert "code: rebuilt — 83 files" in indexed.stdout and "83 re-chunked" in indexed.stdout, indexed.stdout
     embedded = next(line for line in indexed.stdout.splitlines() if "embedded" in line)
     new_chunks = int(embedded.split("embedded ")[1].split()[0])
     assert 0 < new_chunks < 20, embedded

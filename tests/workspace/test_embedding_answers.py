@@ -7,6 +7,7 @@ through ``agentty-rag`` and, once, the MCP server over stdio."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -21,7 +22,9 @@ import pytest
 from mcp import Client
 
 from agentty_rag.config import load_settings
+from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors.sqlite import seal_vector
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import OPEN_WORKSPACES, run_main, run_module, stdio_server, write
 from tests.embedding_server import DIMENSION, EmbeddingServer
@@ -158,7 +161,8 @@ def test_vectors_an_earlier_version_kept_unchecked_are_embedded_again(
     _index(tmp_path, server, AGENTTY_RAG_BACKEND=backend)
     query = "refresh the access token"
     clean = _search(tmp_path, server, query, AGENTTY_RAG_BACKEND=backend)
-    poisoned = seal_vector(POISONS[poison].tobytes())
+    sealed_here = Store(Path(":memory:"), machine_key(Path(os.environ["XDG_STATE_HOME"])))  # built on this machine
+    poisoned = seal_vector(sealed_here, POISONS[poison].tobytes())
     with sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb") as db:
         db.execute("UPDATE vectors SET vector = ?", (poisoned,))
     for shard in (tmp_path / ".agentty" / "qdrant").glob("code-dense-*"):  # Qdrant's copy, as they held then

@@ -23,11 +23,26 @@ from agentty_rag.retrieve.candidates import analyse_query
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import LEXICAL, HiddenDocs, Verdict, probe_ranks
 from agentty_rag.retrieve.parsed import parse_query
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.status.report import gather
 from agentty_rag.workspace.discovery import Located
-from agentty_rag.workspace.leg_check import PROBE_LIMIT, Stored, load, pick_probes, probe_plan, save, verdict_path
+from agentty_rag.workspace.leg_check import (
+    PROBE_LIMIT,
+    Stored,
+    _seal,
+    load,
+    pick_probes,
+    probe_plan,
+    save,
+    verdict_path,
+)
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, OPEN_WORKSPACES
+
+
+def _key() -> bytes:
+    """The session's machine key, which seals the verdicts its workspaces keep."""
+    return machine_key(Path(os.environ["XDG_STATE_HOME"]))
 
 
 @pytest.fixture
@@ -39,7 +54,8 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def _ws(root: Path, **env: str) -> Workspace:
-    workspace = Workspace(root, load_settings({"AGENTTY_EMBED_BACKEND": "fake", **env}))
+    machine = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}  # the machine that built the copied index
+    workspace = Workspace(root, load_settings({**machine, "AGENTTY_EMBED_BACKEND": "fake", **env}))
     OPEN_WORKSPACES.append(workspace)
     return workspace
 
@@ -95,7 +111,7 @@ def test_a_file_with_some_chunks_outside_the_index_scores_as_it_would_inside(cor
 def _verdict_made(indexed: Path) -> tuple[Path, Stored]:
     """The verdict `agentty-rag index` made for the corpus (``indexed_code``): where it is kept, and what."""
     path = verdict_path(_ws(indexed).index("code"))
-    stored = load(path)
+    stored = load(path, _key())
     assert stored is not None
     return path, stored
 
@@ -110,7 +126,7 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     workspace = _built(corpus)
     assert workspace.embed_all("code") > 0  # what `agentty-rag index` does: embeds, then checks
     path = verdict_path(workspace.index("code"))
-    stored = load(path)
+    stored = load(path, _key())
     assert stored is not None and stored.verdict.probes == PROBE_LIMIT and stored.profile.startswith("fake")
     status = gather(workspace, Located(workspace.root, workspace.root, "--root")).indexes["code"].dense.leg_check
     assert status == stored.verdict.describe()
@@ -119,12 +135,12 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     assert mode == modes[stored.verdict.lead]
 
     path.write_text("{ not json", encoding="utf-8")
-    assert load(path) is None
+    assert load(path, _key()) is None
     server = _ws(corpus)
     server.background_embedding = True  # the server: the check runs in the embedding thread
     assert server.search_code("rotate the signing keys").result.mode == "hybrid"  # no verdict yet
     _wait_for_embedding()
-    remade = load(path)
+    remade = load(path, _key())
     assert remade is not None and remade.held == stored.held  # the same probes
     # The same verdict; the MRRs may differ in the last digits: the first check ranked with the vectors as
     # embedded, the second with them as stored (float16).
@@ -135,7 +151,7 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
 def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_why(indexed_code: Path) -> None:
     path, stored = _verdict_made(indexed_code)
     lexical = replace(stored.verdict, lead=LEXICAL, mrr_lexical=0.46, mrr_hybrid=0.41, mrr_dense=0.3)
-    save(path, replace(stored, verdict=lexical))
+    save(path, replace(stored, verdict=lexical), _key())
     later = _ws(indexed_code)
     outcome = later.search_code("rotate the signing keys")
     # Once the index is open, a lexical verdict leaves the next queries unembedded.
@@ -167,7 +183,7 @@ def test_a_kept_lexical_verdict_makes_the_searches_lexical_and_the_header_says_w
 
 def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(indexed_code: Path) -> None:
     path, stored = _verdict_made(indexed_code)
-    save(path, replace(stored, verdict=replace(stored.verdict, lead=LEXICAL)))
+    save(path, replace(stored, verdict=replace(stored.verdict, lead=LEXICAL)), _key())
     assert (
         _ws(indexed_code)
         .search_code("retry with exponential backoff")
@@ -179,7 +195,7 @@ def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(index
         replace(stored, chunks=stored.chunks * 2),
         replace(stored, held=tuple((slot, "changed") for slot, _ in stored.held)),
     ):
-        save(path, replace(stale, verdict=replace(stored.verdict, lead=LEXICAL)))
+        save(path, replace(stale, verdict=replace(stored.verdict, lead=LEXICAL)), _key())
         later = _ws(indexed_code)
         assert later.search_code("retry with exponential backoff").result.mode == "hybrid"
         assert "stale" in str(later.dense_status("code")["leg_check"])
@@ -187,19 +203,23 @@ def test_a_verdict_for_another_model_or_fusion_or_a_changed_index_is_stale(index
 
 def test_a_verdict_file_of_another_shape_is_no_verdict(tmp_path: Path) -> None:
     path = tmp_path / "rag_code.legcheck.json"
-    assert load(path) is None
+    assert load(path, _key()) is None
     for text in ("", "[]", '{"version": 2}', '{"version": 99, "verdict": {}}', '{"version": 2, "verdict": {"x": 1}}'):
         path.write_text(text, encoding="utf-8")
-        assert load(path) is None
+        assert load(path, _key()) is None
     verdict_dict = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "mrr_dense": 0.3, "stderr": 0.02}
     record = {"version": 2, "verdict": {**verdict_dict, "lead": "lexical"}, "profile": "p", "fusion": "f", "chunks": 9}
-    path.write_text(json.dumps({**record, "held": [[1, "h"]]}), encoding="utf-8")
-    loaded = load(path)
+    content = {**record, "held": [[1, "h"]]}
+    path.write_text(json.dumps(content), encoding="utf-8")
+    assert load(path, _key()) is None  # not sealed: written elsewhere
+    path.write_text(json.dumps({**content, "seal": _seal(content, _key())}), encoding="utf-8")
+    loaded = load(path, _key())
     assert isinstance(loaded, Stored) and loaded.held == ((1, "h"),) and loaded.verdict.lexical
     # A verdict of the first version (two ways of searching, no dense-led one) is made again.
     old = {"probes": 20, "mrr_lexical": 0.5, "mrr_hybrid": 0.4, "stderr": 0.02, "lexical": True}
-    path.write_text(json.dumps({**record, "version": 1, "verdict": old, "held": []}), encoding="utf-8")
-    assert load(path) is None
+    first = {**record, "version": 1, "verdict": old, "held": []}
+    path.write_text(json.dumps({**first, "seal": _seal(first, _key())}), encoding="utf-8")
+    assert load(path, _key()) is None
 
 
 def test_a_link_planted_at_the_verdict_or_a_temporary_name_is_replaced_never_followed(tmp_path: Path) -> None:
@@ -213,11 +233,11 @@ def test_a_link_planted_at_the_verdict_or_a_temporary_name_is_replaced_never_fol
     for link in (path, *guesses):
         link.symlink_to(victim)
     verdict = Verdict(20, 0.5, 0.4, 0.3, 0.02, LEXICAL)
-    save(path, Stored(verdict, "p", "f", 9, ((1, "h"),)))
+    save(path, Stored(verdict, "p", "f", 9, ((1, "h"),)), _key())
     assert victim.read_text(encoding="utf-8") == "untouched"
     assert not path.is_symlink() and path.is_file()
     assert all(link.is_symlink() for link in guesses)  # the guessable names are not used
-    loaded = load(path)
+    loaded = load(path, _key())
     assert loaded is not None and loaded.verdict == verdict and loaded.held == ((1, "h"),)
 
 
@@ -235,7 +255,7 @@ def test_a_verdict_that_cannot_be_kept_leaves_the_searches_hybrid_and_is_not_ret
     path = verdict_path(workspace.index("code"))
     path.mkdir(parents=True)  # where the verdict goes is a folder: it cannot be written
     assert workspace.embed_all("code") > 0
-    assert load(path) is None
+    assert load(path, _key()) is None
     assert not workspace.dense.checks.due(workspace.index("code"), "any profile")
     assert workspace.search_code("rotate the signing keys").result.mode == "hybrid"
 
@@ -278,7 +298,7 @@ def test_a_dense_led_verdict_leans_the_searches_on_the_dense_leg_and_the_header_
     path, stored = _verdict_made(indexed_code)
     query = "rotate the signing keys before they expire"
     hybrid = _ws(indexed_code).search_code(query, k=5)
-    save(path, replace(stored, verdict=replace(stored.verdict, lead=DENSE_LED)))
+    save(path, replace(stored, verdict=replace(stored.verdict, lead=DENSE_LED)), _key())
     led = _ws(indexed_code).search_code(query, k=5)
     assert hybrid.result.mode in ("hybrid", "bm25 (" + stored.verdict.describe() + ")", "hybrid (dense-led)")
     assert led.result.mode == "hybrid (dense-led)"

@@ -7,6 +7,7 @@ saying and doing what its verdict says.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 
 from agentty_rag.config import load_settings
 from agentty_rag.render import header_mode
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.workspace.leg_check import PROBE_LIMIT, load, verdict_path
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FIXTURES, CompatServer, run_module
@@ -25,6 +27,11 @@ from tests.conftest import FIXTURES, CompatServer, run_module
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 QUERY = "rotate the signing keys before they expire"
+
+
+def _key() -> bytes:
+    """The session's machine key, which seals the verdicts its workspaces keep."""
+    return machine_key(Path(os.environ["XDG_STATE_HOME"]))
 
 
 def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
@@ -37,9 +44,9 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
 
     indexed = run_module("agentty_rag", root, ("index", "code"), env, timeout=600)
     assert indexed.returncode == 0, indexed.stderr
-    workspace = Workspace(root, load_settings(env))
+    workspace = Workspace(root, load_settings({**env, "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}))
     path = verdict_path(workspace.index("code"))
-    stored = load(path)
+    stored = load(path, _key())
     assert stored is not None and stored.verdict.probes == PROBE_LIMIT and stored.profile.startswith("all-minilm")
     said = stored.verdict.describe()
     assert f"code: leg check: {said}" in indexed.stdout
@@ -61,7 +68,7 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
         for thread in threading.enumerate():
             if thread.name == "agentty-embed-code":
                 thread.join(300)
-        remade = load(path)
+        remade = load(path, _key())
         assert remade is not None and remade.held == stored.held
         assert (remade.verdict.probes, remade.verdict.lead) == (stored.verdict.probes, stored.verdict.lead)
         assert workspace.search_code(QUERY).result.mode == mode

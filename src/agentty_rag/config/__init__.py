@@ -56,6 +56,9 @@ class Settings(
     """
 
     home: Path | None = None
+    # The user's state folder (``$XDG_STATE_HOME``, else ``~/.local/state``; None without a home folder): where
+    # this machine's index key is kept (``state.machine_key``).
+    state_home: Path | None = None
     # Where Claude Code and Codex keep the user's settings (their own variables; None: under the home folder):
     # read for the approvals of a project's MCP servers.
     claude_config_dir: Path | None = None
@@ -92,7 +95,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             continue
         values[var.attr] = parse_variable(var, raw, warnings)
     home_raw = env.get("HOME") or env.get("USERPROFILE")
-    values["home"] = Path(home_raw) if home_raw else None
+    home = Path(home_raw) if home_raw else None
+    values["home"] = home
+    values["state_home"] = _state_home(env, home)
     for attr, name in (("claude_config_dir", "CLAUDE_CONFIG_DIR"), ("codex_home", "CODEX_HOME")):
         raw = env.get(name, "").strip()
         values[attr] = Path(raw).expanduser() if raw else None
@@ -112,10 +117,21 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     return settings
 
 
+def _state_home(env: Mapping[str, str], home: Path | None) -> Path | None:
+    """``$XDG_STATE_HOME`` when it is an absolute path (the XDG rule: a relative one is ignored), else
+    ``~/.local/state``."""
+    raw = env.get("XDG_STATE_HOME", "").strip()
+    if raw and Path(raw).is_absolute():
+        return Path(raw)
+    return home / ".local" / "state" if home is not None else None
+
+
 def agentty_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The ``AGENTTY_*`` variables (and ``HOME``) of the environment, for tools that derive settings variants."""
+    """The ``AGENTTY_*`` variables (and ``HOME``, ``XDG_STATE_HOME``) of the environment, for tools that derive
+    settings variants."""
     env = os.environ if environ is None else environ
-    return {k: v for k, v in env.items() if k.startswith("AGENTTY_") or k in ("HOME", "USERPROFILE")}
+    kept = ("HOME", "USERPROFILE", "XDG_STATE_HOME")
+    return {k: v for k, v in env.items() if k.startswith("AGENTTY_") or k in kept}
 
 
 def environment_without_agentty(environ: Mapping[str, str] | None = None) -> dict[str, str]:

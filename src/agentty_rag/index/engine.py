@@ -161,11 +161,13 @@ class CorpusIndex(LexicalSearch):
             self._mirror.sync()
             tell(0, 0, "scanning")
             try:
-                if shared is not None and download is not None:
-                    shared.install(self._mirror, download, tell)
+                seeded = shared.install(self._mirror, download, tell) if shared and download else 0
                 reason = "rebuild requested" if force_rebuild else self._stored_index_problem()
                 fresh, tokenizer = self.freshness, self._tokenizer
                 report = update(self._mirror, fresh, reason, force_rebuild, build, full_scan, tokenizer, tell, parts)
+                if seeded and not report.rebuilt:  # built from the files, with the shared index's vectors
+                    report.rebuilt, report.reason = True, "started from the shared index"
+                    report.rechunked_files += seeded
             finally:
                 self._last_scan = self.freshness.last
             self.partial = self._read_partial()

@@ -119,6 +119,11 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
         lines.append(f"  changes: {state.freshness}")
     if state.storage != "disk":
         lines.append(f"  kept in {state.storage}")
+    if state.foreign_replaced_at:
+        lines.append(
+            f"  from elsewhere: an index built elsewhere was found at {state.foreign_replaced_at} and not used; "
+            "rebuilt from the working tree"
+        )
     redacted = state.redacted
     if redacted.secrets:
         lines.append(

@@ -8,7 +8,7 @@ Ranking only: nothing here formats text or counts output bytes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +16,7 @@ import numpy.typing as npt
 import xxhash
 
 from agentty_rag.config import Settings
+from agentty_rag.fsguard import cited_inside
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors.base import best_of
 from agentty_rag.retrieve.candidates import QueryAnalysis, analyse_query, lexical_alone
@@ -216,7 +217,10 @@ def search(
     for stage in plan.stages:
         ranking = stage.run(ranking)
     ranking = profiled(ranking)
-    shown = ranking.shown if ranking.shown is not None else ranking.hits[:k]
+    shown, outside = cited_in_workspace(
+        ranking.shown if ranking.shown is not None else ranking.hits[:k], index.config.roots.values()
+    )
+    notes = (*ranking.notes, *([f"{outside} left out: cited outside the workspace"] if outside else []))
     return Retrieved(
         shown,
         ranking.funnel.then("returned", len(shown)),
@@ -225,10 +229,20 @@ def search(
         confidence(ranking),
         ranking.profile,
         min((hit.score for hit in ranking.hits), default=None),
-        ranking.notes,
+        tuple(notes),
         ranking.found_by,
         LegParts(ranking),
     )
+
+
+def cited_in_workspace(hits: Sequence[Hit], roots: Iterable[str]) -> tuple[tuple[Hit, ...], str]:
+    """The hits whose every part is cited inside the workspace, and how many passages were left out ("" for
+    none): whatever an index holds, an answer never names a path outside it."""
+    kept = tuple(
+        hit for hit in hits if all(not c.spec.located or cited_inside(c.ref, roots) for c in (hit.chunk, *hit.parts))
+    )
+    left = len(hits) - len(kept)
+    return kept, "" if not left else f"{left} passage{'' if left == 1 else 's'}"
 
 
 __all__ = ["Filters", "LegParts", "Plan", "Retrieved", "candidate_pool", "confidence", "generate", "search"]

@@ -95,6 +95,7 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
         freshness=record.get("freshness", ""),
         selection=tuple(record.get("selection", ())),
         backend=record.get("backend", "local"),
+        foreign_replaced_at=record.get("foreign_replaced_at", ""),
     )
 
 

@@ -140,6 +140,7 @@ class IndexState:
     freshness: str = ""  # how this process learns of changes (a scan per search, or a watcher)
     selection: tuple[str, ...] = ()  # which files a file cap left out, and by which rule
     backend: str = "local"  # where its BM25 postings are (a Qdrant server: which, and whether it answered)
+    foreign_replaced_at: str = ""  # when an index built elsewhere was found here, not used, and rebuilt
 
     @property
     def built(self) -> bool:

@@ -8,13 +8,15 @@ beats the hybrid one by more than its own noise, the index's searches take that 
 beside the index (``rag_code.legcheck.json``) with what it depends on: the embedding profile, the ranking
 settings, the number of chunks and the probed chunks' hashes. It is checked again when the profile or the
 ranking settings changed, or when a quarter of the probed definitions changed or the index grew or shrank by a
-quarter. A missing or damaged file is a verdict not made yet. The check runs where embedding runs (the
+quarter. A missing or damaged file is a verdict not made yet, and so is one made elsewhere: the file carries a
+seal of its content with this machine's key (``database.checksum``). The check runs where embedding runs (the
 server's background thread, ``agentty-rag index``, rag-bench's build), within ``BUDGET_S``; a search only reads
 it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -26,6 +28,7 @@ import numpy as np
 
 from agentty_rag.config import Settings
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors.base import embed_hash, embed_text
 from agentty_rag.index.vectors.dense import Embedder, Vector
 from agentty_rag.retrieve.fusion import HYBRID
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 VERSION = 2
 # Seconds a check may take; the probes ranked by then decide (fewer than ``MIN_PROBES`` keep the hybrid).
 BUDGET_S = 60.0
+# The key of the file's seal.
+_SEAL = "seal"
 # The share of probed definitions changed (or of chunks gained or lost) that makes a verdict stale.
 STALE_SHARE = 0.25
 # A verdict holds a few hundred (slot, hash) pairs: a few kB.
@@ -62,12 +67,19 @@ def verdict_path(index: CorpusIndex) -> Path:
     return index.config.state_dir / f"rag_{index.config.name}.legcheck.json"
 
 
-def load(path: Path) -> Stored | None:
-    """The stored verdict (None when there is none, or it cannot be read: it is made again). Read as every
-    state file is (``state.files``): never through a link, a FIFO or a device, bounded, any JSON."""
+def _seal(content: dict[str, object], key: bytes) -> str:
+    return checksum(json.dumps(content, sort_keys=True), key=key)
+
+
+def load(path: Path, key: bytes) -> Stored | None:
+    """The stored verdict (None when there is none, it cannot be read, or another key sealed it: it is made
+    again). Read as every state file is (``state.files``): never through a link, a FIFO or a device, bounded,
+    any JSON."""
     data, _ = read_json(path, _VERDICT_MAX_BYTES)
     try:
         if not isinstance(data, dict) or data.get("version") != VERSION:
+            return None
+        if data.pop(_SEAL, None) != _seal(data, key):
             return None
         verdict = Verdict(**data["verdict"])
         held = tuple((int(slot), str(digest)) for slot, digest in data["held"])
@@ -77,14 +89,15 @@ def load(path: Path) -> Stored | None:
         return None
 
 
-def save(path: Path, stored: Stored) -> None:
+def save(path: Path, stored: Stored, key: bytes) -> None:
     """Write the verdict atomically (a reader sees the old one or the new one), never through a link, into
     a ``.agentty/`` that stays inside the workspace.
 
     Raises:
         OSError: it cannot be kept there (``UnsafeFile`` for a link or a folder that links out).
     """
-    write_json(path, {"version": VERSION, **asdict(stored)})
+    content = json.loads(json.dumps({"version": VERSION, **asdict(stored)}))  # as it reads back: lists, not tuples
+    write_json(path, {**content, _SEAL: _seal(content, key)})
 
 
 def stale_reason(stored: Stored, index: CorpusIndex, profile: str, fusion: str) -> str:
@@ -200,7 +213,7 @@ class LegChecks:
             known = self._read.get(path)
             if known is not None and known[0] == mtime:
                 return known[1]
-        stored = load(path)
+        stored = load(path, index.config.seal_key)
         with self._guard:
             self._read[path] = (mtime, stored)
         return stored
@@ -250,7 +263,7 @@ class LegChecks:
                 return
             stored = run_check(index, embedder, query_vector, self.plan, profile, self.settings.embed_batch)
             if stored is not None:
-                save(path, stored)
+                save(path, stored, index.config.seal_key)
                 log.info("leg check of the %s index: %s", index.config.name, stored.verdict.describe())
         except OSError as error:  # e.g. a read-only .agentty: checking again at every search would not help
             log.warning("the leg check's verdict could not be kept: %s; searches stay hybrid", error)

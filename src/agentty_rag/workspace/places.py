@@ -31,6 +31,7 @@ from agentty_rag.sources.skills import SkillsSource
 from agentty_rag.sources.translations import language_tag
 from agentty_rag.sources.walker import folder_boundary
 from agentty_rag.state.languages import add_asked_language, asked_languages
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.status.types import Folder, Folders, FoundFolder, OneFolder, RootFolder, SourceFolders
 from agentty_rag.workspace.repository import collection_name, repository_name
 
@@ -49,6 +50,11 @@ class Places:
     settings: Settings
     resources: Callable[[], Snapshot] | None = None
     asked: set[str] = field(default_factory=set, compare=False, hash=False)  # languages asked this process
+
+    @property
+    def seal_key(self) -> bytes:
+        """This machine's key, which seals the indexes' checksums (``state.machine_key``)."""
+        return machine_key(self.settings.state_home)
 
     @property
     def state_dir(self) -> Path:
@@ -300,6 +306,7 @@ def index_config(name: str, places: Places, state_dir: Path | None = None) -> In
         vector_store="sqlite" if postings is None else "qdrant",
         qdrant=postings,
         shared=shared,
+        seal_key=places.seal_key,
     )
 
 

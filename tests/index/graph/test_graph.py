@@ -168,7 +168,7 @@ def test_an_edited_file_gets_new_edges_and_the_others_keep_theirs(tmp_path: Path
     assert after.links["app/cache.py"] == (("app/main.py", "imported by", 0.5),)
     assert "app/views.py" not in after.links  # its only link was the edited file's import
     assert after.links["app/jobs.py"] == before.links["app/jobs.py"]  # untouched: kept
-    stored, problem = read(graph_path(index))
+    stored, problem = read(graph_path(index), index.config.seal_key)
     assert problem == "" and stored is not None and stored.fingerprint == after.fingerprint
 
 
@@ -188,7 +188,7 @@ def test_a_damaged_graph_file_is_rebuilt_and_rewritten(tmp_path: Path, damage: b
     loaded = _graph(index)
     assert loaded.done.endswith(f"; {reason})")
     assert loaded.graph is not None and loaded.graph.links == first.links
-    assert read(graph_path(index))[0] is not None  # rewritten whole
+    assert read(graph_path(index), index.config.seal_key)[0] is not None  # rewritten whole
 
 
 def test_a_graph_file_that_cannot_be_written_leaves_the_graph_in_memory(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def collection(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spars
 
 def test_every_question_of_the_protocol_has_the_sqlite_answer(tmp_path: Path, collection: SparseCollection) -> None:
     index = built(copied(tmp_path / "repo"), "local")
-    store = Store(index.config.db_path)
+    store = Store(index.config.db_path, index.config.seal_key)
     try:
         meta = store.meta()
         sqlite: LexicalIndex = SqliteLexical(index.config.field_names, lambda: store)

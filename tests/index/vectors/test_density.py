@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
-import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
@@ -31,8 +31,12 @@ from agentty_rag.index.vectors.density import (
 )
 from agentty_rag.index.vectors.fake_embedder import FakeEmbedder
 from agentty_rag.index.vectors.sqlite import SqliteVectors
+from agentty_rag.state.machine_key import machine_key
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import FAKE_DENSE, FIXTURES, LEXICAL, write
+
+# The key the files of neighbourhoods made here are sealed with (a workspace's is its machine's).
+KEY = b"k" * 32
 
 CODE_QUERIES = [
     json.loads(line)["query"] for line in (FIXTURES / "queries" / "code.jsonl").read_text("utf-8").splitlines()
@@ -209,10 +213,10 @@ def test_neighbourhoods_taken_over_and_brought_up_to_date_equal_those_found_afre
     dense.put(list(range(20)), _units(rng, 20))
     found = NeighbourDensity(NEIGHBOURS, cap)
     found.rebuild(dense.matrix, dense.present)
-    data = neighbour_file.encode(found.snapshot(dense.present))
-    kept, problem = neighbour_file.decode(data, cap)
+    data = neighbour_file.encode(found.snapshot(dense.present), KEY)
+    kept, problem = neighbour_file.decode(data, KEY, cap)
     assert kept is not None and problem == ""
-    assert neighbour_file.decode(data, cap + 1)[1] == "it was found with another reference sample"
+    assert neighbour_file.decode(data, KEY, cap + 1)[1] == "it was found with another reference sample"
     touched: set[int] = set()
     for put, ids in changes:
         _change(dense, rng, put, ids)
@@ -234,8 +238,8 @@ def test_a_file_of_neighbourhoods_round_trips_and_a_damaged_one_says_why_it_is_n
     want = dense.densities(every)
     found = dense.neighbourhoods()
     assert found is not None
-    data = neighbour_file.encode(found)
-    kept, problem = neighbour_file.decode(data)
+    data = neighbour_file.encode(found, KEY)
+    kept, problem = neighbour_file.decode(data, KEY)
     assert kept is not None and problem == ""
     again = DenseIndex(16)
     again.put(list(range(40)), dense.matrix[:40])
@@ -244,17 +248,23 @@ def test_a_file_of_neighbourhoods_round_trips_and_a_damaged_one_says_why_it_is_n
     assert again._density.searched == 0  # nothing differed: nothing compared again
     flipped = bytearray(data)
     flipped[len(flipped) // 2] ^= 0xFF
-    assert neighbour_file.decode(bytes(flipped)) == (None, "it was damaged")
-    assert neighbour_file.decode(data[: len(data) // 2])[1] == "it was damaged"
-    assert neighbour_file.decode(b"")[1] == "it was damaged"
+    assert neighbour_file.decode(bytes(flipped), KEY) == (None, "it was damaged")
+    assert neighbour_file.decode(data[: len(data) // 2], KEY)[1] == "it was damaged"
+    assert neighbour_file.decode(b"", KEY)[1] == "it was damaged"
     strays = replace(found, whose=np.where(found.whose >= 0, found.whose + 40, found.whose).astype(np.int32))
-    assert neighbour_file.decode(neighbour_file.encode(strays)) == (None, "a neighbour is not one of its rows")
+    assert neighbour_file.decode(neighbour_file.encode(strays, KEY), KEY) == (
+        None,
+        "a neighbour is not one of its rows",
+    )
     odd = replace(found, best=np.where(np.isfinite(found.best), 3.0, found.best).astype(np.float32))
-    assert neighbour_file.decode(neighbour_file.encode(odd)) == (None, "a similarity is not a cosine")
+    assert neighbour_file.decode(neighbour_file.encode(odd, KEY), KEY) == (None, "a similarity is not a cosine")
     other = replace(found, level=2)
-    assert neighbour_file.decode(neighbour_file.encode(other)) == (None, "it was found with another reference sample")
+    assert neighbour_file.decode(neighbour_file.encode(other, KEY), KEY) == (
+        None,
+        "it was found with another reference sample",
+    )
     short = replace(found, hashes=found.hashes[:10])
-    assert neighbour_file.decode(neighbour_file.encode(short)) == (None, "its arrays do not fit one another")
+    assert neighbour_file.decode(neighbour_file.encode(short, KEY), KEY) == (None, "its arrays do not fit one another")
 
 
 def _code_densities(root: Path) -> tuple[list[float], int | None]:
@@ -305,9 +315,10 @@ def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_
     kept.unlink()
     fresh, _ = _code_densities(root)
     assert taken == fresh and searched == 0
-    whole = neighbour_file.decode(kept.read_bytes())[0]
+    key = machine_key(load_settings(FAKE_DENSE).state_home)  # the workspace's machine key
+    whole = neighbour_file.decode(kept.read_bytes(), key)[0]
     assert whole is not None
-    crafted = _sealed({**_members(whole), "level": _npy(np.float64("inf"))})  # its checksum right
+    crafted = _sealed({**_members(whole), "level": _npy(np.float64("inf"))}, key=key)  # its checksum right
     many = replace(  # kept for a million rows, where the index has a few hundred
         whole,
         hashes=np.zeros(10**6, np.uint64),
@@ -316,10 +327,10 @@ def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_
         whose=np.full((10**6, NEIGHBOURS), -1, np.int32),
         level=0,
     )
-    for damage in (b"not a file of neighbourhoods", kept.read_bytes()[:100], crafted, neighbour_file.encode(many)):
+    for damage in (b"not a file of neighbourhoods", kept.read_bytes()[:100], crafted, neighbour_file.encode(many, key)):
         kept.write_bytes(damage)
         assert _code_densities(root)[0] == fresh
-        assert neighbour_file.read(kept)[1] == ""  # written again, whole
+        assert neighbour_file.read(kept, key)[1] == ""  # written again, whole
     kept.unlink()
     (root / "elsewhere").write_bytes(b"x")
     kept.symlink_to(root / "elsewhere")
@@ -327,14 +338,14 @@ def test_a_new_process_starts_from_the_neighbourhoods_kept_and_finds_again_only_
     assert (root / "elsewhere").read_bytes() == b"x"
 
 
-def _sealed(members: dict[str, bytes], compress: int = zipfile.ZIP_STORED) -> bytes:
+def _sealed(members: dict[str, bytes], compress: int = zipfile.ZIP_STORED, key: bytes = KEY) -> bytes:
     """A file of neighbourhoods holding ``members`` (name -> .npy bytes), its checksum right."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compress) as archive:
         for name, data in members.items():
             archive.writestr(f"{name}.npy", data)
     body = buffer.getvalue()
-    return xxhash.xxh3_64_hexdigest(body).encode("ascii") + b"\n" + body
+    return checksum(body, key=key).encode("ascii") + b"\n" + body
 
 
 def _npy(array: npt.ArrayLike) -> bytes:
@@ -364,7 +375,7 @@ def test_a_file_whose_checksum_holds_but_whose_arrays_do_not_is_refused_without_
     found = dense.neighbourhoods()
     assert found is not None
     good = _members(found)
-    assert neighbour_file.decode(_sealed(good))[0] is not None
+    assert neighbour_file.decode(_sealed(good), KEY)[0] is not None
     huge = io.BytesIO()  # a header declaring 40 TiB of floats, and nothing after it
     np.lib.format.write_array_header_1_0(huge, {"descr": "<f4", "fortran_order": False, "shape": (2**40, 10)})
     crafted = {
@@ -377,9 +388,9 @@ def test_a_file_whose_checksum_holds_but_whose_arrays_do_not_is_refused_without_
         "an array too many": {**good, "extra": _npy(np.int64(0))},
     }
     for what, members in crafted.items():
-        kept, problem = neighbour_file.decode(_sealed(members))
+        kept, problem = neighbour_file.decode(_sealed(members), KEY)
         assert kept is None and problem, what
-    assert neighbour_file.decode(_sealed(good, zipfile.ZIP_DEFLATED))[1] == "it is not as this version writes it"
+    assert neighbour_file.decode(_sealed(good, zipfile.ZIP_DEFLATED), KEY)[1] == "it is not as this version writes it"
 
 
 def test_kept_neighbours_that_do_not_hold_for_the_vectors_are_found_again() -> None:

@@ -72,7 +72,7 @@ def _similarities(vectors: VectorStore, query: Matrix, size: int, left_out: tupl
 def store(tmp_path: Path) -> Iterator[Store]:
     index = _built(tmp_path)
     index.close()
-    opened = Store(index.config.db_path)
+    opened = Store(index.config.db_path, index.config.seal_key)
     yield opened
     opened.close()
 

@@ -1,7 +1,8 @@
 """Where an index's graph lives: a file beside the index's database, and one copy in memory per index.
 
 ``rag_<name>.graph.json`` under ``.agentty/`` holds the graph (``index.graph``), the fingerprint of the index
-state it was built from, and a checksum over both. The fingerprint covers the index's files and the slots of
+state it was built from, and a checksum over both, sealed with this machine's key (``database.checksum``): a
+file made elsewhere (copied, committed) reads as damaged. The fingerprint covers the index's files and the slots of
 their passages (an edited file's passages get new slots), so a change to the index makes the stored graph
 stale. A stale graph is rebuilt whole rather than patched — it is a function of the index, and a rebuild
 gives the same graph a first build would — within the size cap, and the build time is reported. A missing,
@@ -23,6 +24,7 @@ import xxhash
 from agentty_rag.fsguard import UnsafeFile, read_state_file, write_state_file
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.graph.model import GRAPH_VERSION, Graph, build
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.storage.views import FileGroups
 
 _KEPT = 4  # graphs kept in memory (one per index a process searches)
@@ -82,7 +84,8 @@ def graph_of(index: CorpusIndex, max_chunks: int) -> Loaded:
 def _read_or_build(index: CorpusIndex, state: str, max_chunks: int) -> Loaded:
     path = graph_path(index)
     persisted = index.config.persist and index.config.db_path.exists()
-    stored, problem = read(path) if persisted else (None, "")
+    key = index.config.seal_key
+    stored, problem = read(path, key) if persisted else (None, "")
     if stored is not None and stored.fingerprint == state:
         return Loaded(stored)
     if index.n_chunks > max_chunks:
@@ -92,13 +95,17 @@ def _read_or_build(index: CorpusIndex, state: str, max_chunks: int) -> Loaded:
     done = f"built in {graph.seconds:.2f} s ({graph.describe()}{'; ' + why if why else ''})"
     if persisted:
         try:
-            write(path, graph)
+            write(path, graph, key)
         except (OSError, UnsafeFile) as error:
             done += f"; kept in memory ({error})"
     return Loaded(graph, done)
 
 
-def _encode(graph: Graph) -> bytes:
+def _seal(text: bytes, key: bytes) -> bytes:
+    return checksum(text, key=key).encode("ascii")
+
+
+def _encode(graph: Graph, key: bytes) -> bytes:
     body = {
         "version": GRAPH_VERSION,
         "fingerprint": graph.fingerprint,
@@ -108,21 +115,21 @@ def _encode(graph: Graph) -> bytes:
         "community": dict(sorted(graph.community.items())),
     }
     text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return xxhash.xxh3_64_hexdigest(text).encode() + b"\n" + text
+    return _seal(text, key) + b"\n" + text
 
 
-def write(path: Path, graph: Graph) -> None:
+def write(path: Path, graph: Graph, key: bytes) -> None:
     """Write the graph file atomically (never through a link, never into a ``.agentty`` that links out)."""
-    write_state_file(path, _encode(graph))
+    write_state_file(path, _encode(graph, key))
 
 
-def read(path: Path) -> tuple[Graph | None, str]:
+def read(path: Path, key: bytes) -> tuple[Graph | None, str]:
     """The stored graph (None when there is none or it cannot be used), and what was wrong with it."""
     data, problem = read_state_file(path, _MAX_BYTES)
     if data is None:
         return None, f"the stored graph could not be read: {problem}" if problem else ""
     digest, _, text = data.partition(b"\n")
-    if digest.decode("ascii", "replace") != xxhash.xxh3_64_hexdigest(text):
+    if digest != _seal(text, key):
         return None, "the stored graph was damaged"
     try:
         body = json.loads(text)

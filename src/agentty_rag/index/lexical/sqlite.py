@@ -20,7 +20,6 @@ from agentty_rag.index.lexical.fields import FILE_WIDE_FIELDS
 from agentty_rag.index.lexical.groups import GroupStatistics, group_statistics, score_group_outside, score_groups
 from agentty_rag.index.lexical.inverted import Postings, Segment
 from agentty_rag.index.lexical.protocol import FieldTerms, IntArray, LexicalQuery, TextTerms
-from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.storage.manifest import meta_int
 from agentty_rag.index.storage.records import narrow, numbers
 from agentty_rag.index.storage.store import Store
@@ -199,7 +198,7 @@ def read_segments(store: Store, fields: Sequence[str]) -> tuple[dict[str, Segmen
     for name, n_terms, indptr, slots, tfs, lens, stored_sum in rows:
         if name not in fields:
             continue
-        if checksum(name, n_terms, indptr, slots, tfs, lens) != stored_sum:
+        if store.sealed(name, n_terms, indptr, slots, tfs, lens) != stored_sum:
             raise IndexCorrupt(f"the {name} postings in {name_of} do not match their checksum")
         if len(slots) % 4 or len(lens) % 4:
             raise IndexCorrupt(f"the {name} postings in {name_of} are truncated")
@@ -232,7 +231,7 @@ def write_segments(store: Store, segments: Mapping[str, Segment], lengths: Mappi
             narrow(seg.tfs, np.uint16, np.float32),
             lengths[name].astype(np.float32).tobytes(),
         )
-        rows.append((*values, checksum(*values)))
+        rows.append((*values, store.sealed(*values)))
     with store.serialized():
         store.run("DELETE FROM segments")
         store.run_many("INSERT INTO segments VALUES (?, ?, ?, ?, ?, ?, ?)", rows)

@@ -162,7 +162,7 @@ def _published_vectors(store: Store, active: str | None) -> tuple[str, dict[str,
     )
     if not held:
         return "", {}
-    return profile, {str(h): open_vector(sealed) for h, sealed in held}
+    return profile, {str(h): open_vector(store, sealed) for h, sealed in held}
 
 
 def _embedded_per_file(store: Store, profile: str) -> dict[str, int]:

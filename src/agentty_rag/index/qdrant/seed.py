@@ -1,6 +1,8 @@
-"""Starting a machine's local index from the shared collection: a full build whose files (their chunks, terms
-and dense vectors) come from the collection, once per published version; the ordinary refresh after it
-re-indexes what the working tree holds otherwise (the overlay).
+"""Starting a machine's local index from the shared collection, once per published version: its dense vectors
+are taken, and the chunks, terms and texts are built from the working tree, as any build builds them (a file's
+chunks are never believed without the file). A vector is kept by the hash of the text it was made for, so only
+a chunk whose text the working tree gives again, identical, ever uses it; the ordinary refresh after it keeps
+the index up to date (the overlay: the files that differ from the published version).
 
 ``fetch`` is the network part (no lock held: a search never waits on it), ``install`` the write (under the
 index's writer lock). A collection that is not finished, changed while it was read, was published with other
@@ -22,6 +24,7 @@ import numpy as np
 from agentty_rag.errors import NotPublished
 from agentty_rag.index.lexical.backends import lexical_index
 from agentty_rag.index.lexical.chunk_terms import FileTerms
+from agentty_rag.index.lexical.tokenize import Tokenizer
 from agentty_rag.index.qdrant.origin import SEEDED_FROM, SEEDED_VERSION, keep_published, provenance_of
 from agentty_rag.index.qdrant.shared import (
     DENSE,
@@ -29,15 +32,14 @@ from agentty_rag.index.qdrant.shared import (
 )
 from agentty_rag.index.storage.bulk import rebuild
 from agentty_rag.index.storage.definition import IndexConfig, Progress
-from agentty_rag.index.storage.ingest import BuiltFile
-from agentty_rag.index.storage.manifest import Scan
+from agentty_rag.index.storage.ingest import BuiltFile, prepare_all
+from agentty_rag.index.storage.manifest import scan
 from agentty_rag.index.storage.mirror import Mirror
 from agentty_rag.index.storage.records import chunk_record
 from agentty_rag.index.storage.refresh import writer_lock
 from agentty_rag.index.storage.store import FileRow
 from agentty_rag.index.vectors.sqlite import write_vectors
-from agentty_rag.sources.walker import SkipReport
-from agentty_rag.types import Chunk, FileStamp
+from agentty_rag.types import Chunk
 
 # Counts and line numbers as a build stores them (SQLite's and numpy's int32).
 _INT32 = 1 << 31
@@ -45,8 +47,9 @@ _INT32 = 1 << 31
 
 @dataclass
 class Download:
-    """A published version read whole: its marker, the files' rows, their chunks ready for a build's writer,
-    the dense vectors by text hash."""
+    """A published version read whole: its marker, the files' rows, their chunks (read to check the collection
+    and to key each vector by the text it was made for; never written: the working tree's are), the dense
+    vectors by text hash."""
 
     marker: dict[str, Any]
     rows: dict[str, FileRow]
@@ -82,8 +85,9 @@ def fetch(collection: SharedCollection, config: IndexConfig, seeded_version: str
     return Download(marker, rows, built, vectors)
 
 
-def install(mirror: Mirror, download: Download, tell: Progress) -> None:
-    """Write the local index from a download (its writer lock held), unless another process already did.
+def install(mirror: Mirror, download: Download, tell: Progress) -> int:
+    """Write the local index from the working tree with the download's vectors (its writer lock held), unless
+    another process already did; returns how many files it built (0: none).
 
     Raises:
         IndexCorrupt, IndexUnwritable, IndexBusy: the local index could not be written (it is as it was).
@@ -93,21 +97,22 @@ def install(mirror: Mirror, download: Download, tell: Progress) -> None:
     with writer_lock(mirror):
         mirror.sync()
         if mirror.store().meta().get(SEEDED_VERSION) == download.version:  # another process seeded it meanwhile
-            return
+            return 0
         store = mirror.store()
         embedding = str(marker.get("embedding") or "")
         if embedding and download.vectors:
             # Before the chunks that use them: an index that says it is this version always has its vectors.
             write_vectors(store, embedding, download.vectors.items())
-        rows = download.rows
-        found = Scan({key: FileStamp(key, "", row.size, row.mtime_ns) for key, row in rows.items()}, {}, SkipReport())
+        found = scan(config.sources)
+        jobs = [(found.owners[key], found.stamps[key], config.chunking) for key in sorted(found.stamps)]
         lexical = lexical_index(config, mirror.store, mirror.notes)
-        files, _ = rebuild(store, config, found, iter(download.built), tell, lexical, meta)
+        files, _ = rebuild(store, config, found, prepare_all(jobs, Tokenizer(), mirror.notes.warn), tell, lexical, meta)
         mirror.lexical = lexical
         mirror.committed(store, files)
         if mirror.vectors is not None:
             mirror.vectors.load()
-    keep_published(config, rows)
+    keep_published(config, download.rows)
+    return len(jobs)
 
 
 def _usable_marker(collection: SharedCollection, config: IndexConfig) -> dict[str, Any]:

@@ -68,17 +68,20 @@ class SharedStart:
                 self.checked, self.problem = True, ""
             return download
 
-    def install(self, mirror: Mirror, download: Download, tell: Progress) -> None:
-        """Write the index from a download (the caller holds the index lock); a local index that cannot be
-        written that way is built from the files, and the note says why."""
+    def install(self, mirror: Mirror, download: Download, tell: Progress) -> int:
+        """Build the index from the working tree with a download's vectors (the caller holds the index lock);
+        returns how many files were built (0: none). A local index that cannot be written that way is built
+        from the files by the refresh, and the note says why."""
         with self._lock:
             try:
-                install(mirror, download, tell)
+                built = install(mirror, download, tell)
                 self.checked, self.problem = True, ""
+                return built
             except AgenttyError as error:
                 self._refused(
                     f"the index could not be written from the Qdrant collection {self.target.collection} ({error})"
                 )
+                return 0
 
     def _refused(self, problem: str, final: bool = True) -> None:
         self.checked, self.problem = final, problem

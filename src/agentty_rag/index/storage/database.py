@@ -3,20 +3,21 @@
 Every SQLite error is classified once, here: busy (try again), a full disk (``IndexFull``: the committed
 index answers), cannot be written here (``IndexUnwritable``: keep the index in memory), or corrupt
 (``IndexCorrupt``: rebuild). Callers never see ``sqlite3``. Values
-that SQLite could hand back damaged without an error carry a ``checksum``.
+that SQLite could hand back damaged without an error carry a ``checksum``: keyed with this machine's key
+(``state.machine_key``), it also says that this machine wrote the value (docs/indexes.md, "Which indexes are
+believed").
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-
-import xxhash
 
 from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.fsguard import UnsafeFile, refuse_link
@@ -28,10 +29,13 @@ SIDECARS = ("", "-wal", "-shm", "-journal")
 _BATCH = 500
 
 
-def checksum(*parts: object) -> str:
-    """xxHash3-64 over values (text, numbers, bytes), each with its type and length, so that no two lists
-    collide and a damaged row whose text comes back as bytes (or a number as text) does not match."""
-    digest = xxhash.xxh3_64()
+def checksum(*parts: object, key: bytes = b"") -> str:
+    """BLAKE2b-128 over values (text, numbers, bytes), each with its type and length, so that no two lists
+    collide and a damaged row whose text comes back as bytes (or a number as text) does not match.
+
+    With ``key`` (this machine's key) it is a seal: no one without the key can make a value match, so a row
+    that matches was written here (an index copied or committed from elsewhere matches none)."""
+    digest = hashlib.blake2b(key=key, digest_size=16)
     for part in parts:
         if isinstance(part, bytes):
             kind, data = b"b", part
@@ -40,6 +44,12 @@ def checksum(*parts: object) -> str:
         digest.update(kind + len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.hexdigest()
+
+
+def mark(key: bytes) -> str:
+    """What an index's header records of the key that sealed it: a seal of a constant, which tells keys apart
+    and gives nothing of the key away."""
+    return checksum("agentty-rag index mark", key=key)
 
 
 class Database:
@@ -198,4 +208,4 @@ def classify(error: sqlite3.Error | UnicodeDecodeError, name: str) -> AgenttyErr
     return IndexCorrupt(f"{name} is not a readable index ({error})")
 
 
-__all__ = ["ERRORS", "SIDECARS", "Database", "checksum", "classify", "refuse_links"]
+__all__ = ["ERRORS", "SIDECARS", "Database", "checksum", "classify", "mark", "refuse_links"]

@@ -38,6 +38,8 @@ class IndexConfig:
         lexical: the backend of its lexical index (a name in ``lexical.backends.BACKENDS``).
         qdrant: where the ``qdrant`` backend keeps its collection (None: the index does not use it).
         shared: the shared index on a Qdrant server this index starts from (None: it is built from its files).
+        seal_key: this machine's key (``state.machine_key``): every checksum the index's files carry is sealed
+            with it, so an index written elsewhere is known and rebuilt (b"": unsealed, for tests and tools).
     """
 
     name: str
@@ -54,6 +56,7 @@ class IndexConfig:
     lexical: str = "sqlite"
     qdrant: QdrantTarget | None = None
     shared: QdrantTarget | None = None
+    seal_key: bytes = field(default=b"", repr=False)
 
     @property
     def field_names(self) -> tuple[str, ...]:

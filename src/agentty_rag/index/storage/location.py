@@ -18,7 +18,7 @@ from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.lock import exclusive, unfinished_update
 from agentty_rag.index.storage.manifest import manifest_problem
 from agentty_rag.index.storage.notes import Notes
-from agentty_rag.index.storage.store import Store
+from agentty_rag.index.storage.store import FOREIGN_REPLACED, Store
 from agentty_rag.state.folder import make as make_state_dir
 
 
@@ -37,13 +37,13 @@ class Storage:
         if self._store is not None:
             return self._store
         if not self.on_disk:
-            self._store = Store(Path(":memory:"))
+            self._store = Store(Path(":memory:"), self.config.seal_key)
             return self._store
         try:
             self._store = self._open_on_disk()
         except IndexUnwritable as error:
             self._keep_in_memory(error)
-            self._store = Store(Path(":memory:"))
+            self._store = Store(Path(":memory:"), self.config.seal_key)
         return self._store
 
     def _open_on_disk(self) -> Store:
@@ -74,12 +74,12 @@ class Storage:
                 except IndexCorrupt as error:
                     self._notes.note(f"{error}; rebuilding the {config.name} index")
                     self._empty()
-            return Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+            return Store(config.db_path, config.seal_key, config.lock_timeout_s)
 
     def _checked(self, died_mid_update: bool) -> Store:
         """The database opened, and checked whole when its last writer died mid-update."""
         config = self.config
-        store = Store(config.db_path, busy_timeout_s=config.lock_timeout_s)
+        store = Store(config.db_path, config.seal_key, config.lock_timeout_s)
         try:
             if died_mid_update:
                 store.quick_check()
@@ -88,7 +88,7 @@ class Storage:
             raise
         return store
 
-    def _empty(self) -> None:
+    def _empty(self, foreign: bool = False) -> None:
         """Empty the database file in place (the caller holds the update lock): a process that has it open
         reads the empty index next and rebuilds it, where a deleted file would stay its own. A file SQLite
         cannot open or write at all, which no process can be using, is deleted instead.
@@ -106,10 +106,13 @@ class Storage:
                 raise IndexUnwritable(f"{path} cannot be replaced ({error.strerror})") from None
         # A generation no earlier state had: a process that loaded one at the same number would take the new
         # index for the one it holds.
-        store = Store(path, busy_timeout_s=timeout_s)
+        header = {"generation": str(time.time_ns())}
+        if foreign:  # for ``status``: kept through the rebuild
+            header[FOREIGN_REPLACED] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        store = Store(path, self.config.seal_key, timeout_s)
         try:
             with store.immediate():
-                store.set_meta({"generation": str(time.time_ns())})
+                store.set_meta(header)
         finally:
             store.close()
 
@@ -124,12 +127,13 @@ class Storage:
         self.close()
         self._keep_in_memory(error)
 
-    def discard(self) -> None:
+    def discard(self, foreign: bool = False) -> None:
         """Close the database and empty it (the caller holds the update lock; an index kept in memory never
-        touches the files it refused): the next ``open`` starts an empty one."""
+        touches the files it refused): the next ``open`` starts an empty one (``foreign``: the one emptied was
+        built elsewhere, which ``status`` says)."""
         self.close()
         if self.on_disk:
-            self._empty()
+            self._empty(foreign)
             with contextlib.suppress(FileNotFoundError):
                 self.config.manifest_path.unlink()
 

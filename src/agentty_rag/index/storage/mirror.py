@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
+from agentty_rag.errors import AgenttyError, IndexBusy, IndexCorrupt, IndexForeign, IndexFull, IndexUnwritable
 from agentty_rag.index.lexical.backends import lexical_index
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.location import Storage
@@ -129,8 +129,12 @@ class Mirror:
 
     def _start_empty(self, error: BaseException) -> None:
         name = self.config.name
-        self.notes.note(f"the {name} index could not be read ({error}); rebuilding the {name} index")
-        self.storage.discard()
+        foreign = isinstance(error, IndexForeign)
+        if foreign:
+            self.notes.note(f"{error}: it is not used; rebuilding the {name} index from the working tree")
+        else:
+            self.notes.note(f"the {name} index could not be read ({error}); rebuilding the {name} index")
+        self.storage.discard(foreign)
         self.generation = -1
         self.reload()
 

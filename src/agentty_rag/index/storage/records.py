@@ -4,12 +4,12 @@ build's worker process), its text as stored, and the narrow forms of postings an
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.storage.database import checksum
@@ -80,12 +80,12 @@ def chunk_record(key: str, chunk: Chunk) -> ChunkRecord:
     return ChunkRecord(*content, checksum(*content))
 
 
-def term_sum(term: object, term_id: object) -> int:
-    """A vocabulary row's checksum in one hash call (a build writes a row per distinct term): the types, then
-    the id (it ends at the next colon), then the term."""
+def term_sum(term: object, term_id: object, key: bytes) -> int:
+    """A vocabulary row's checksum (sealed with ``key``, as ``database.checksum``) in one hash call (a build
+    writes a row per distinct term): the types, then the id (it ends at the next colon), then the term."""
     kinds = f"{type(term_id).__name__}:{type(term).__name__}"
-    digest = xxhash.xxh3_64_intdigest(f"{kinds}:{term_id}:{term}".encode("utf-8", "surrogatepass"))
-    return digest & _INT63  # SQLite's integers are signed 64-bit
+    digest = hashlib.blake2b(f"{kinds}:{term_id}:{term}".encode("utf-8", "surrogatepass"), key=key, digest_size=8)
+    return int.from_bytes(digest.digest(), "little") & _INT63  # SQLite's integers are signed 64-bit
 
 
 def narrow(values: npt.NDArray[Any], narrow: type[np.generic], wide: type[np.generic]) -> bytes:

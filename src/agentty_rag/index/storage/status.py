@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.manifest import Diff, Scan, meta_int
-from agentty_rag.index.storage.store import FileRow
+from agentty_rag.index.storage.store import FOREIGN_REPLACED, FileRow
 from agentty_rag.sources.walker import REPORT_PATHS_PER_REASON, SkipReport
 
 
@@ -77,6 +77,7 @@ def status_of(
         "skipped": skipped(files, last_scan).to_json(),
         "by_source": files_by_source(files, last_scan),
         "selection": list(last_scan.selections) if last_scan is not None else [],
+        "foreign_replaced_at": meta.get(FOREIGN_REPLACED, ""),
     }
 
 

@@ -19,8 +19,11 @@ blobs into the in-memory delta at open.
 
 Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
 a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every file
-row, chunk row (with its body), term and segment carries an xxHash checksum; a value that does not match is corruption
-(``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. The connection and the meaning of
+row, chunk row (with its body), term and segment carries a checksum; a value that does not match is corruption
+(``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every checksum is sealed with this
+machine's key (``Store(key=...)``, from ``state.machine_key``), and the header names the key
+(``sealed_by``): an index written elsewhere (committed, copied) is ``IndexForeign``, and a row changed by
+anyone without the key matches nothing. The connection and the meaning of
 SQLite's errors are ``database.py``'s.
 """
 
@@ -38,19 +41,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agentty_rag.errors import IndexBusy, IndexCorrupt
+from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexForeign
 from agentty_rag.index.lexical.chunk_terms import decode_terms
 from agentty_rag.index.lexical.protocol import FieldTerms
-from agentty_rag.index.storage.database import ERRORS, Database, checksum, classify
+from agentty_rag.index.storage.database import ERRORS, Database, checksum, classify, mark
 from agentty_rag.index.storage.records import ChunkRecord, chunk_record, term_sum, unpack_text
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _META_SUM = "checksum"
-
-
-def _meta_checksum(meta: Mapping[str, object]) -> str:
-    return checksum(*(part for key in sorted(meta) for part in (key, meta[key])))
+# The header's record of the key that sealed the index (``database.mark``).
+MARK = "sealed_by"
+# Kept by ``clear``: the generation, and when an index built elsewhere was found and rebuilt (for ``status``).
+FOREIGN_REPLACED = "foreign_replaced_at"
+_KEPT_BY_CLEAR = ("schema_version", "generation", FOREIGN_REPLACED)
 
 
 _TERM_ROW = "SELECT term, id, checksum FROM vocab"
@@ -111,8 +115,10 @@ class Store(Database):
     Every SQLite error leaves as an ``AgenttyError`` (see ``database.classify``): callers never see ``sqlite3``.
     """
 
-    def __init__(self, path: Path, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path, key: bytes = b"", busy_timeout_s: float = 30.0) -> None:
         super().__init__(path, busy_timeout_s)
+        self._key = key
+        self.mark = mark(key)
         try:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
@@ -167,13 +173,23 @@ class Store(Database):
 
     # -- reads ----------------------------------------------------------------------------------------------
 
+    def sealed(self, *parts: object) -> str:
+        """The checksum of ``parts``, sealed with this machine's key (``database.checksum``)."""
+        return checksum(*parts, key=self._key)
+
+    def _meta_checksum(self, meta: Mapping[str, object]) -> str:
+        return self.sealed(*(part for key in sorted(meta) for part in (key, meta[key])))
+
     def meta(self) -> dict[str, str]:
-        """The ``meta`` table; ``IndexCorrupt`` when it does not match the checksum kept with it."""
+        """The ``meta`` table; ``IndexForeign`` when another key sealed it (the index was built elsewhere),
+        ``IndexCorrupt`` when it does not match the checksum kept with it."""
         meta = dict(self.run("SELECT key, value FROM meta"))
         if not all(isinstance(key, str) and isinstance(value, str) for key, value in meta.items()):
             raise IndexCorrupt(f"the header of {self.path.name} holds a value that is not text")  # a flipped type
         stored = meta.pop(_META_SUM, None)
-        if stored is not None and stored != _meta_checksum(meta):
+        if meta.get(MARK) != self.mark:
+            raise IndexForeign(f"{self.path.name} was not built on this machine")
+        if stored != self._meta_checksum(meta):
             raise IndexCorrupt(f"the header of {self.path.name} does not match its checksum")
         return meta
 
@@ -186,7 +202,7 @@ class Store(Database):
         count would otherwise index a file twice or drop it in silence."""
         rows = self.run("SELECT key, size, mtime_ns, hash, chunks, skip, redacted, checksum FROM files")
         for row in rows:
-            if checksum(*row[:-1]) != row[-1]:
+            if self.sealed(*row[:-1]) != row[-1]:
                 raise IndexCorrupt(f"the row of {str(row[0])[:200]!r} in {self.path.name} does not match its checksum")
         return {r[0]: FileRow(*r[1:-1]) for r in rows}
 
@@ -203,7 +219,7 @@ class Store(Database):
         each checked against its checksum."""
         rows = self.run(f"SELECT slot, {_CONTENT_COLUMNS}, terms, checksum FROM chunk_rows {where}", params)
         for row in rows:
-            if checksum(row[0], checksum(*row[1:_TERMS]), row[_TERMS]) != row[-1]:
+            if self.sealed(row[0], checksum(*row[1:_TERMS]), row[_TERMS]) != row[-1]:
                 raise IndexCorrupt(f"chunk {row[0]} in {self.path.name} does not match its checksum")
         return rows
 
@@ -225,14 +241,14 @@ class Store(Database):
         for missing in (term for term in wanted if term not in found):
             rows += self.run(f"{_TERM_ROW} WHERE term < ? ORDER BY term DESC LIMIT 1", (missing,))
             rows += self.run(f"{_TERM_ROW} WHERE term > ? ORDER BY term LIMIT 1", (missing,))
-        if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
+        if any(term_sum(term, term_id, self._key) != stored for term, term_id, stored in rows):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
         return {term: term_id for term, term_id, _ in rows if term in found}
 
     def vocabulary(self) -> dict[int, str]:
         """Every term by its id, each row checked."""
         rows = self.run(_TERM_ROW)
-        if any(term_sum(term, term_id) != stored for term, term_id, stored in rows):
+        if any(term_sum(term, term_id, self._key) != stored for term, term_id, stored in rows):
             raise IndexCorrupt(f"a term of {self.path.name} does not match its checksum")
         return {int(term_id): str(term) for term, term_id, _ in rows}
 
@@ -271,24 +287,27 @@ class Store(Database):
     def set_meta(self, values: Mapping[str, str]) -> None:
         """Write ``meta`` entries and the checksum over the whole table."""
         with self._lock:
-            self.run_many("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+            self.run_many("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*values.items(), (MARK, self.mark)])
             meta = {key: value for key, value in self.run("SELECT key, value FROM meta") if key != _META_SUM}
-            self.run("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_META_SUM, _meta_checksum(meta)))
+            self.run("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_META_SUM, self._meta_checksum(meta)))
 
     def clear(self) -> None:
         with self._lock:
             for table in ("files", "chunks", "bodies", "vocab", "segments"):
                 self.run(f"DELETE FROM {table}")
-            self.run("DELETE FROM meta WHERE key NOT IN ('schema_version', 'generation')")
+            kept = ",".join("?" * len(_KEPT_BY_CLEAR))
+            self.run(f"DELETE FROM meta WHERE key NOT IN ({kept})", _KEPT_BY_CLEAR)
             self.set_meta({})
 
     def add_terms(self, terms: Mapping[str, int]) -> None:
-        self.run_many("INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, term_sum(t, i)) for t, i in terms.items()])
+        self.run_many(
+            "INSERT INTO vocab VALUES (?, ?, ?)", [(t, i, term_sum(t, i, self._key)) for t, i in terms.items()]
+        )
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self.run_many(
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(*values, checksum(*values)) for values in _file_values(rows)],
+            [(*values, self.sealed(*values)) for values in _file_values(rows)],
         )
 
     def delete_files_rows(self, keys: Iterable[str]) -> None:
@@ -308,7 +327,7 @@ class Store(Database):
         with self._lock:
             self.run_many(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(slot, *r[:11], checksum(slot, r.content_sum, blob)) for slot, r, blob in rows],
+                [(slot, *r[:11], self.sealed(slot, r.content_sum, blob)) for slot, r, blob in rows],
             )
             self.run_many("INSERT INTO bodies VALUES (?, ?, ?)", [(slot, r.text, blob) for slot, r, blob in rows])
 
@@ -336,4 +355,4 @@ def dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "dumps"]
+__all__ = ["FOREIGN_REPLACED", "MARK", "SCHEMA_VERSION", "FileRow", "Store", "dumps"]

@@ -5,6 +5,8 @@ found instead of comparing every vector with every other again (0.4 s for 6,000 
 The file is a cache: each row's vector hash says which vectors its neighbourhoods were found for, and the
 process that reads it compares again only the rows that differ. A file that is missing, damaged (its checksum
 leads it), of another version, or read through a link, is left alone and the neighbourhoods are found anew.
+The checksum is sealed with this machine's key (``database.checksum``): a file written elsewhere (copied,
+committed), whatever it holds, reads as damaged.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
 from agentty_rag.fsguard import read_state_file, write_state_file
+from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors.density import REFERENCE_CAP, Neighbourhoods
 
 _VERSION = 1
@@ -31,7 +33,11 @@ def neighbours_path(state_dir: Path, name: str) -> Path:
     return state_dir / f"rag_{name}.neighbours"
 
 
-def encode(kept: Neighbourhoods) -> bytes:
+def _seal(body: bytes, key: bytes) -> bytes:
+    return checksum(body, key=key).encode("ascii")
+
+
+def encode(kept: Neighbourhoods, key: bytes) -> bytes:
     buffer = io.BytesIO()
     np.savez(
         buffer,
@@ -44,7 +50,7 @@ def encode(kept: Neighbourhoods) -> bytes:
         cap=np.int64(kept.cap),
     )
     body = buffer.getvalue()
-    return xxhash.xxh3_64_hexdigest(body).encode("ascii") + b"\n" + body
+    return _seal(body, key) + b"\n" + body
 
 
 # The arrays a file holds, with the kind and number of dimensions each must have.
@@ -62,11 +68,12 @@ _ARRAYS = {
 _HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
-def decode(data: bytes, cap: int = REFERENCE_CAP) -> tuple[Neighbourhoods | None, str]:
+def decode(data: bytes, key: bytes, cap: int = REFERENCE_CAP) -> tuple[Neighbourhoods | None, str]:
     """The neighbourhoods in a file's bytes, or None and why they cannot be used (a cache: nothing in it can
-    raise, allocate more than the file holds, or be taken if it was found with another reference ``cap``)."""
+    raise, allocate more than the file holds, or be taken if it was found with another reference ``cap``, or
+    sealed with another ``key``)."""
     digest, _, body = data.partition(b"\n")
-    if digest.decode("ascii", "replace") != xxhash.xxh3_64_hexdigest(body):
+    if digest != _seal(body, key):
         return None, "it was damaged"
     try:
         arrays = _arrays(body)
@@ -114,21 +121,21 @@ def _arrays(body: bytes) -> dict[str, npt.NDArray[Any]] | str:
     return arrays
 
 
-def write(path: Path, kept: Neighbourhoods) -> None:
+def write(path: Path, kept: Neighbourhoods, key: bytes) -> None:
     """Write the file atomically, never through a link, never into a ``.agentty`` that links out.
 
     Raises:
         OSError: it cannot be written (``UnsafeFile`` for a link or a folder that links out).
     """
-    write_state_file(path, encode(kept))
+    write_state_file(path, encode(kept, key))
 
 
-def read(path: Path) -> tuple[Neighbourhoods | None, str]:
+def read(path: Path, key: bytes) -> tuple[Neighbourhoods | None, str]:
     """The kept neighbourhoods (None when there are none or they cannot be used), and what was wrong."""
     data, problem = read_state_file(path, _MAX_BYTES)
     if data is None:
         return None, f"{path.name} could not be read ({problem})" if problem else ""
-    kept, problem = decode(data)
+    kept, problem = decode(data, key)
     return kept, f"{path.name} was not used: {problem}" if problem else ""
 
 

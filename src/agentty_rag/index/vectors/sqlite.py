@@ -3,9 +3,11 @@ of its ``vectors`` table.
 
 ``vectors(profile, hash, vector)`` holds float16 embeddings keyed by embedding profile and the hash of the
 embedded text (``embed_hash``, a column of every chunk), so an unchanged chunk is never embedded twice and a
-new model invalidates vectors only. Every vector ends with its checksum: a damaged page changes bytes without
-any SQLite error. ``VectorTable`` is the table of one profile, which every store writes through to;
-``SqliteVectors`` searches over a ``DenseIndex`` in memory, filled from the table.
+new model invalidates vectors only. Every vector ends with its checksum, sealed with this machine's key as
+every checksum of the database: a damaged page changes bytes without any SQLite error, and a vector
+written elsewhere (an index copied or committed) is not this machine's. ``VectorTable`` is the table of one
+profile, which every store writes through to; ``SqliteVectors`` searches over a ``DenseIndex`` in memory,
+filled from the table.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
 from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable
 from agentty_rag.index.storage.store import Store
@@ -33,15 +34,19 @@ log = logging.getLogger(__name__)
 _VECTOR_SUM_BYTES = 8
 
 
-def seal_vector(vector: bytes) -> bytes:
-    """A vector's bytes followed by their checksum."""
-    return vector + xxhash.xxh3_64_digest(vector)
+def _vector_sum(store: Store, vector: bytes) -> bytes:
+    return bytes.fromhex(store.sealed(vector))[:_VECTOR_SUM_BYTES]
 
 
-def open_vector(sealed: bytes) -> bytes:
+def seal_vector(store: Store, vector: bytes) -> bytes:
+    """A vector's bytes followed by their checksum (sealed with the key of ``store``)."""
+    return vector + _vector_sum(store, vector)
+
+
+def open_vector(store: Store, sealed: bytes) -> bytes:
     """The vector bytes of a sealed blob; ``IndexCorrupt`` when they do not match their checksum."""
     vector, sum_bytes = sealed[:-_VECTOR_SUM_BYTES], sealed[-_VECTOR_SUM_BYTES:]
-    if len(sealed) <= _VECTOR_SUM_BYTES or xxhash.xxh3_64_digest(vector) != sum_bytes:
+    if len(sealed) <= _VECTOR_SUM_BYTES or _vector_sum(store, vector) != sum_bytes:
         raise IndexCorrupt("a stored vector does not match its checksum")
     return vector
 
@@ -108,6 +113,7 @@ class SqliteVectors(VectorTable):
         self._dense: DenseIndex | None = None
         kept = config is not None and config.persist
         self._neighbours = neighbour_file.neighbours_path(config.state_dir, config.name) if kept and config else None
+        self._key = config.seal_key if config is not None else b""
         self._kept_changes: int | None = None  # the neighbourhoods' change the file holds (this process wrote)
 
     def load(self, ids: Sequence[int] | None = None) -> None:
@@ -147,7 +153,7 @@ class SqliteVectors(VectorTable):
     def _take_kept_neighbourhoods(self, path: Path) -> None:
         """Start from the neighbourhoods another process kept, when they can be used."""
         assert self._dense is not None
-        found, problem = neighbour_file.read(path)
+        found, problem = neighbour_file.read(path, self._key)
         if problem:
             log.info("neighbourhoods found anew: %s", problem)
         if found is None:
@@ -166,7 +172,7 @@ class SqliteVectors(VectorTable):
         if self._neighbours is None or found is None:
             return
         try:
-            neighbour_file.write(self._neighbours, found)
+            neighbour_file.write(self._neighbours, found, self._key)
         except OSError as error:  # read-only, full, a link: the next process finds them again
             log.info("the neighbourhoods were not kept: %s", error)
         self._kept_changes = changes
@@ -177,7 +183,7 @@ class SqliteVectors(VectorTable):
 
 def stored_vectors(store: Store, profile: str, slots: Sequence[int] | None = None) -> list[tuple[int, bytes]]:
     """(slot, float16 vector bytes) of every live chunk (or of ``slots``) with a vector for ``profile``."""
-    return [(slot, open_vector(sealed)) for slot, sealed in _with_vectors(store, "v.vector", profile, slots)]
+    return [(slot, open_vector(store, sealed)) for slot, sealed in _with_vectors(store, "v.vector", profile, slots)]
 
 
 def stored_matrix(
@@ -189,7 +195,7 @@ def stored_matrix(
     rows: list[tuple[int, str, bytes]] = []
     wrong: list[tuple[int, str, bytes]] = []
     for slot, text_hash, sealed in _with_vectors(store, "c.embed_hash, v.vector", profile, slots):
-        blob = open_vector(sealed)
+        blob = open_vector(store, sealed)
         (rows if len(blob) == 2 * dimension else wrong).append((slot, text_hash, blob))
     matrix = np.zeros((0, dimension), np.float32)
     if rows:
@@ -242,23 +248,36 @@ def write_vectors(store: Store, profile: str, rows: Iterable[tuple[str, bytes]])
     BM25 holds, so other processes need not reload; they read vectors when they next load them."""
     with store.immediate():
         store.run_many(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", [(profile, h, seal_vector(v)) for h, v in rows]
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", [(profile, h, seal_vector(store, v)) for h, v in rows]
         )
 
 
 def import_vectors(store: Store, other: Path) -> int:
-    """Copy every vector of another index database that this one lacks (same profile and text hash)."""
+    """Copy every vector of another index database that this one lacks (same profile and text hash), and
+    that this machine sealed: a vector written elsewhere is never taken in."""
     with store.serialized():
-        before = store.run("SELECT COUNT(*) FROM vectors")[0][0]
         store.run("ATTACH DATABASE ? AS other", (str(other),))
         try:
-            store.run("BEGIN IMMEDIATE")
-            store.run("INSERT OR IGNORE INTO vectors SELECT profile, hash, vector FROM other.vectors")
-            store.run("COMMIT")
+            rows = store.run(
+                "SELECT profile, hash, vector FROM other.vectors o WHERE NOT EXISTS "
+                "(SELECT 1 FROM main.vectors v WHERE v.profile = o.profile AND v.hash = o.hash)"
+            )
         finally:
             store.run("DETACH DATABASE other")
-        after = store.run("SELECT COUNT(*) FROM vectors")[0][0]
-    return int(after - before)
+        kept = [(profile, text_hash, blob) for profile, text_hash, blob in rows if _sealed_here(store, blob)]
+        with store.immediate():
+            store.run_many("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?)", kept)
+    return len(kept)
+
+
+def _sealed_here(store: Store, blob: object) -> bool:
+    if not isinstance(blob, bytes):
+        return False
+    try:
+        open_vector(store, blob)
+    except IndexCorrupt:
+        return False
+    return True
 
 
 def prune_vectors(store: Store) -> None:
