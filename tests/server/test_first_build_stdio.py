@@ -89,9 +89,9 @@ def test_a_first_build_stopped_halfway_is_said_in_status_and_finished_by_the_nex
     from agentty_rag.index.storage.ingest import PartPool
     from agentty_rag.index.storage.refresh import Parts
     from agentty_rag.workspace.service import Workspace
-    from tests.conftest import run_main
+    from tests.conftest import LEXICAL, run_main
 
-    workspace = Workspace(tree, load_settings({"AGENTTY_RAG_DENSE": "0"}))
+    workspace = Workspace(tree, load_settings(dict(LEXICAL)))  # this machine's key, as the commands below
     index = workspace.index("code")
     index.refresh(parts=Parts(64, PartPool()))  # the first part only: the server stopped after it
     assert index.partial == (64, 1703)
