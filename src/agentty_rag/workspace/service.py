@@ -10,7 +10,6 @@ request. What is left here is the index registry and the order of the steps.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -130,11 +129,7 @@ class Workspace:
         try:
             attempt = self._attempt(lookup)
         except IndexNotBuilt:
-            self.builds.thread(name)
-            attempt = None
-            if self.builds.wait_searchable(name, lookup.deadline - time.monotonic()):
-                with contextlib.suppress(IndexNotBuilt):  # the build failed: its warning says why
-                    attempt = self._attempt(lookup)
+            attempt = self._after_build(name, lookup)
         if attempt is not None and index.partial is not None:
             self.builds.thread(name)  # a build in parts an earlier process left unfinished goes on here
         if attempt is None:
@@ -143,6 +138,20 @@ class Workspace:
             reason = f"the {name} index is still being built{progress} — try again in a few seconds"
             return Attempt(index, None, self.dense.unranked_mode(degraded), reason, index.take_notes())
         return attempt
+
+    def _after_build(self, name: str, lookup: Lookup) -> Attempt | None:
+        """The search once the background build of ``name`` has its first part in (None: not before the
+        deadline). A build already past its first part when the index needed building again (a translation
+        a question added) is waited for to its end, and a new one started if it is needed still."""
+        for _ in range(3):
+            builder = self.builds.thread(name)
+            if not self.builds.wait_searchable(name, lookup.deadline - time.monotonic()):
+                return None
+            try:
+                return self._attempt(lookup)
+            except IndexNotBuilt:  # that build did not cover this need, or failed (its warning says why)
+                builder.join(max(0.0, lookup.deadline - time.monotonic()))
+        return None
 
     def _attempt(self, lookup: Lookup) -> Attempt | None:
         """One refresh and search under the index lock (None when the lock stayed busy until the deadline).
