@@ -203,6 +203,22 @@ def write_state_file(path: Path, data: bytes) -> None:
     write_private(path, data)
 
 
+def read_private(path: Path, max_bytes: int) -> bytes | None:
+    """At most ``max_bytes`` of a file agentty-rag keeps (``open_private``: never through a link, never a FIFO);
+    None when there is none.
+
+    Raises:
+        UnsafeFile: ``path`` is a link, a folder or another non-regular file.
+        OSError: it cannot be read.
+    """
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(max_bytes)
+
+
 def read_state_file(path: Path, max_bytes: int) -> tuple[bytes | None, str]:
     """(data, problem) of a file agentty-rag keeps under ``.agentty/``, read the one safe way: never through a
     link, never a FIFO or a device, never from a ``.agentty`` that links out, at most ``max_bytes``. data is
@@ -222,6 +238,7 @@ def read_state_file(path: Path, max_bytes: int) -> tuple[bytes | None, str]:
 
 __all__ = [
     "UnsafeFile",
+    "read_private",
     "check_state_dir",
     "cited_inside",
     "is_inside",

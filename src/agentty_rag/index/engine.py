@@ -72,6 +72,7 @@ class CorpusIndex(LexicalSearch):
         self.build_state = (0, 0)  # files done, files in all, while a rebuild runs (read without the lock)
         # (files indexed, files found) while a first build in parts runs (``refresh``'s batch); None: whole
         self.partial: tuple[int, int] | None = None
+        self._partial_seen: int | None = None  # the generation ``partial`` was read at
         self.shared = None if config.shared is None else SharedStart(config.shared, config, self._notes)
 
     @contextlib.contextmanager
@@ -127,7 +128,8 @@ class CorpusIndex(LexicalSearch):
     def needs_build(self) -> str:
         """Why the stored index must be built before it answers in full: ``needs_rebuild``, or a first build
         in parts that has not finished ("" when neither)."""
-        return self.needs_rebuild() or unfinished(self._mirror.store().meta())
+        meta = self._mirror.store().meta()
+        return stale_reason(meta, self.config) or unfinished(meta)
 
     def refresh(
         self,
@@ -170,7 +172,9 @@ class CorpusIndex(LexicalSearch):
                     report.rechunked_files += seeded
             finally:
                 self._last_scan = self.freshness.last
-            self.partial = self._read_partial()
+            # The header is read again only while a build in parts runs, or after a commit: not per search.
+            if self.partial is not None or self._mirror.generation != self._partial_seen:
+                self.partial, self._partial_seen = self._read_partial(), self._mirror.generation
             if report.rebuilt:
                 self.build_state = (report.rechunked_files, report.rechunked_files)
             if self.partial is not None:

@@ -19,7 +19,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from agentty_rag.fsguard import UnsafeFile, open_private
+from agentty_rag.fsguard import UnsafeFile, open_private, read_private
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _load_or_make(path: Path | None) -> tuple[bytes, str]:
     if path is None:
         return secrets.token_bytes(KEY_BYTES), "no home folder"
     try:
-        key = _read(path)
+        key = read_private(path, KEY_BYTES + 1)
         if key is None:
             key = _make(path)
     except (OSError, UnsafeFile) as error:
@@ -62,15 +62,6 @@ def _load_or_make(path: Path | None) -> tuple[bytes, str]:
     if len(key) != KEY_BYTES:
         return secrets.token_bytes(KEY_BYTES), f"{path} is not a key of {KEY_BYTES} bytes"
     return key, ""
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        fd = open_private(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(KEY_BYTES + 1)
 
 
 def _make(path: Path) -> bytes:
@@ -87,7 +78,7 @@ def _make(path: Path) -> bytes:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-    kept = _read(path)
+    kept = read_private(path, KEY_BYTES + 1)
     if kept is None:
         raise FileNotFoundError(f"{path} went away as it was made")
     return kept

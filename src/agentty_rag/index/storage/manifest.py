@@ -10,13 +10,12 @@ and the JSON mirror (written atomically, never through a link, and checked befor
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.fsguard import UnsafeFile, open_private, write_private
+from agentty_rag.fsguard import UnsafeFile, read_private, write_private
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.store import SCHEMA_VERSION, FileRow, Store, dumps
 from agentty_rag.sources.base import Source
@@ -95,6 +94,10 @@ def diff_keys(files: Mapping[str, FileRow], found: Scan, keys: Iterable[str]) ->
     return result
 
 
+# The most of a manifest file read (a larger one is not this project's).
+_MANIFEST_MAX_BYTES = 64 << 20
+
+
 def stale_reason(meta: Mapping[str, str], config: IndexConfig) -> str:
     """Why the stored index (its ``meta`` header) cannot be reused as ``config`` ("" when it can)."""
     if "profile" not in meta:
@@ -112,20 +115,10 @@ def meta_int(meta: Mapping[str, str], key: str) -> int:
         raise IndexCorrupt(f"the index's {key} is not a number") from None
 
 
-def _read_manifest(path: Path) -> bytes | None:
-    """The manifest's bytes (None when there is none); never through a link, never a FIFO."""
-    try:
-        fd = open_private(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(64 << 20)
-
-
 def manifest_problem(path: Path) -> str:
     """Why the manifest file cannot be trusted ("" when it can, or when there is none yet)."""
     try:
-        raw = _read_manifest(path)
+        raw = read_private(path, _MANIFEST_MAX_BYTES)
     except UnsafeFile as error:
         return str(error)
     except OSError as error:
