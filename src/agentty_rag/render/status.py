@@ -20,6 +20,7 @@ from agentty_rag.status.types import (
     FoundFolder,
     IndexPreview,
     IndexState,
+    Job,
     McpResources,
     OneFolder,
     RootFolder,
@@ -84,10 +85,19 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     lines.append(f"dense: {report.dense.description}")
     if report.generation:
         lines.append(f"generation: {report.generation}")
+    lines.extend(_job_lines(report.jobs, verbose))
     if report.next:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)
     return "\n".join(lines)
+
+
+def _job_lines(jobs: tuple[Job, ...], verbose: bool) -> list[str]:
+    """The running server's background jobs: the ones that failed (every one with ``--verbose``)."""
+    shown = [job for job in jobs if verbose or job.failures]
+    if not shown:
+        return []
+    return ["server jobs:", *(f"  {job.description}" for job in shown)]
 
 
 def _state_line(state: StateFolder) -> str:
