@@ -183,6 +183,13 @@ class Supervisor:
         job = self.job(key)
         return job is not None and job.alive
 
+    def in_job(self) -> bool:
+        """Whether the calling thread is one of this supervisor's jobs (background work may wait for another
+        job; a request never does)."""
+        current = threading.current_thread()
+        with self._changed:
+            return any(job.thread is current for job in self._jobs.values())
+
     def close(self, timeout: float = JOIN_S) -> None:
         """Ask every job to stop, and wait up to ``timeout`` seconds in all for them to end."""
         self.stop.set()

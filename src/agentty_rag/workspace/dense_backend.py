@@ -10,6 +10,9 @@ embeddings and the cool-down after repeated failures (``dense_leg.DenseLeg`` add
   failures in a row the leg is switched off with one warning, and probed again after a cool-down
   (``AGENTTY_RAG_DENSE_RETRY_S``). The server's background embedding goes through ``paced``: a query goes
   first, and one that timed out behind a background request is not counted as the server's failure.
+* A model in the process (``dense.loads_in_process``) has no network to probe: its first probe loads it. The
+  server runs that as the job ``load-embedder`` (searches answer with BM25 and the status says ``loading``
+  meanwhile; a job that asks, the warm-up, waits for it); the command line loads it at once.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from agentty_rag.index.vectors.dense import (
     EmbeddingProfile,
     ProbeResult,
     Vector,
+    loads_in_process,
     of_shape,
     probe,
 )
 from agentty_rag.index.vectors.embedders import make_embedder
-from agentty_rag.jobs import Stop, Supervisor
+from agentty_rag.jobs import Job, Stop, Supervisor
 from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns
 
 log = logging.getLogger(__name__)
@@ -75,14 +79,28 @@ class DenseBackend:
 
     def ensure(self) -> DenseStatus:
         """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
+        loading: Job | None = None
         with self._lock:
             due = self._retry_at is not None and time.monotonic() >= self._retry_at
             if due and self.background:  # the server: probed again in a job, never inside a search
                 self._retry_at = None
                 self.jobs.start("probe", lambda stop: self.probe_again())
+            elif self.status.state == "unprobed" and self.background and loads_in_process(self.embedder):
+                loading = self.jobs.start("load-embedder", lambda stop: self._load())
             elif self.status.state == "unprobed" or due:
                 self._probe()
+            status = self.status
+        if loading is not None and status.state == "unprobed" and self.jobs.in_job():
+            loading.join()  # background work (the warm-up) waits for the model; a search never does
             return self.status
+        return status
+
+    def _load(self) -> None:
+        """The first probe of a model in the process, which loads it: the job ``load-embedder``."""
+        result = probe(self.embedder, "long-probe")
+        with self._lock:
+            if self.status.state == "unprobed":
+                self._took(result)
 
     def wait_available(self, stop: Stop) -> DenseStatus:
         """Wait, in a background job, until the probes find the embedding server (or it is off, or ``stop``):
@@ -187,8 +205,10 @@ class DenseBackend:
             return f"ready: {status.profile.model} ({status.profile.dimension}-d) {self.embedder.where}"
         if status.state == "off":
             return "off (AGENTTY_RAG_DENSE=0)"
+        if status.state == "unprobed" and self.jobs.running("load-embedder"):
+            return f"loading {self.embedder.model} {self.embedder.where}"
         if status.state == "unprobed":
-            return f"not probed yet ({self.settings.embed_model} {self.embedder.where})"
+            return f"not probed yet ({self.embedder.model} {self.embedder.where})"
         return f"unavailable: {status.reason}"
 
 

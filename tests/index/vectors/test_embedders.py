@@ -28,7 +28,7 @@ def test_the_factory_builds_the_configured_backend() -> None:
     malformed = load_settings({"AGENTTY_EMBED_BACKEND": "onnx"})
     assert malformed.embed_backend == "ollama"
     assert malformed.warnings == (
-        "AGENTTY_EMBED_BACKEND='onnx' is not one of ollama, fake; using the default (ollama)",
+        "AGENTTY_EMBED_BACKEND='onnx' is not one of local, ollama, openai, fake; using the default (ollama)",
     )
 
 

@@ -1,9 +1,11 @@
 """The optional dense leg: the ``Embedder`` seam (``base.py`` keeps and searches the vectors it makes).
 
 An ``Embedder`` is a name (its model) and one batch method turning texts into L2-normalised vectors;
-``embedders.make_embedder`` picks one by ``AGENTTY_EMBED_BACKEND``: ``OllamaEmbedder`` (``ollama_embedder.py``)
+``embedders.make_embedder`` picks one by ``AGENTTY_EMBED_BACKEND``: ``LocalEmbedder`` (``local_embedder.py``, a
+model in this process), ``OllamaEmbedder`` (``ollama_embedder.py``), ``OpenAIEmbedder`` (``openai_embedder.py``)
 or the deterministic ``FakeEmbedder`` (``fake_embedder.py``) for tests. ``probe`` learns from one bounded
-batch whether a backend embeds, and with which profile. What the vectors depend on is an
+batch whether a backend embeds, and with which profile; a backend whose model loads in this process says so
+(``loads_in_process``), and the server runs its first probe, the load, as a job. What the vectors depend on is an
 ``EmbeddingProfile``; its key includes the query/document prefixes a model family expects:
 
 * nomic-embed-text and other ``nomic`` models: ``search_query: `` / ``search_document: ``;
@@ -79,7 +81,8 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors; every failure is an ``EmbeddingError``.
 
     A new backend is one module implementing this, plus its line in ``embedders.BACKENDS`` and its name in
-    the ``AGENTTY_EMBED_BACKEND`` choices.
+    the ``AGENTTY_EMBED_BACKEND`` choices (its own settings, if any, in ``config/stages.py``). A backend
+    whose model loads in this process also sets ``loads_in_process = True`` (see ``loads_in_process``).
     """
 
     @property
@@ -99,6 +102,13 @@ class Embedder(Protocol):
     def close(self) -> None:
         """Release connections; a later call opens new ones."""
         ...
+
+
+def loads_in_process(embedder: Embedder) -> bool:
+    """Whether the embedder's model loads in this process (a true ``loads_in_process`` attribute): its first
+    probe is that load, slow once (about a second) but with no network, so the server runs it as a job
+    (``load-embedder``), never inside a request. A server's backend needs no such attribute."""
+    return bool(getattr(embedder, "loads_in_process", False))
 
 
 def probe(embedder: Embedder, role: Role = "probe") -> ProbeResult:
@@ -176,6 +186,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "EmbeddingProfile",
+    "loads_in_process",
     "Matrix",
     "ProbeResult",
     "Role",
