@@ -1,6 +1,7 @@
-"""A small embedding server on loopback speaking Ollama's ``/api/embed``, whose answers a test chooses: good
-vectors, or the bad ones a broken or hostile server sends (zeros, NaN, ragged rows, strings, empty rows, another
-dimension than its probe's, an answer dripped a byte at a time).
+"""A small embedding server on loopback speaking Ollama's ``/api/embed`` and OpenAI's ``/v1/embeddings``, whose
+answers a test chooses: good vectors, or the bad ones a broken or hostile server sends (zeros, NaN, ragged rows,
+strings, empty rows, another dimension than its probe's, an answer dripped a byte at a time). With ``key`` set,
+``/v1/embeddings`` asks for that API key, as a hosted service does.
 
 It is a real HTTP server in a thread of the test process; the code under test talks to it over TCP as to any
 embedding server. Good vectors are the in-repo fake embedder's signed word counts (deterministic, so rankings
@@ -60,8 +61,11 @@ class EmbeddingServer:
     other request (queries and batches) but, when set, ``batch`` answers those of more than one text; each
     names one of ``ANSWERS``. ``batches`` counts the requests of more than one text."""
 
-    def __init__(self, answer: str = "good", probe: str = "good") -> None:
+    def __init__(self, answer: str = "good", probe: str = "good", api: str = "ollama") -> None:
         self.answer, self.probe, self.batch = answer, probe, ""
+        self.api = api  # which API ``env`` points a session at: ``ollama`` or ``openai``
+        self.key = ""  # the API key /v1/embeddings asks for ("" : none)
+        self.authorizations: list[str] = []  # the Authorization header of each /v1/embeddings request ("" : none)
         self.batches = 0
         # > 0: a model on a busy machine, one request at a time, this many seconds a text (queries included)
         self.seconds_per_text = 0.0
@@ -77,19 +81,26 @@ class EmbeddingServer:
         return f"127.0.0.1:{self._httpd.server_address[1]}"
 
     def env(self, **more: str) -> dict[str, str]:
-        """Settings that point a session at this server."""
-        return {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": self.host, "AGENTTY_EMBED_MODEL": "test-embed", **more}
+        """Settings that point a session at this server, over its ``api``."""
+        if self.api == "openai":
+            at = {"AGENTTY_EMBED_BACKEND": "openai", "AGENTTY_OPENAI_BASE_URL": f"http://{self.host}/v1"}
+        else:
+            at = {"AGENTTY_OLLAMA_HOST": self.host}
+        return {"AGENTTY_RAG_DENSE": "1", **at, "AGENTTY_EMBED_MODEL": "test-embed", **more}
 
     def close(self) -> None:
         self.stopped.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _answer(self, texts: list[str]) -> tuple[str, bytes]:
+    def _answer(self, texts: list[str], path: str) -> tuple[str, bytes]:
         self.batches += len(texts) > 1
         mode = self.probe if texts == [PROBE_TEXT] else self.batch if len(texts) > 1 and self.batch else self.answer
-        body = json.dumps({"model": "test-embed", "embeddings": ANSWERS[mode](texts)}).encode()
-        return mode, body
+        rows = ANSWERS[mode](texts)
+        if path == "/v1/embeddings":
+            data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)]
+            return mode, json.dumps({"object": "list", "data": data[::-1], "model": "test-embed"}).encode()
+        return mode, json.dumps({"model": "test-embed", "embeddings": rows}).encode()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -99,15 +110,22 @@ class EmbeddingServer:
                 """Quiet: a test's output is the tool's."""
 
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-                if self.path != "/api/embed":
+                if self.path not in ("/api/embed", "/v1/embeddings"):
                     self._send(404, json.dumps({"error": f"no {self.path}"}).encode())
                     return
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                if self.path == "/v1/embeddings":
+                    given = self.headers.get("Authorization", "")
+                    server.authorizations.append(given)
+                    if server.key and given != f"Bearer {server.key}":
+                        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error"}
+                        self._send(401, json.dumps({"error": error}).encode())
+                        return
                 texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
                 if server.seconds_per_text > 0:
                     with server._one_at_a_time:
                         server.stopped.wait(server.seconds_per_text * len(texts))  # the model's work
-                mode, body = server._answer(texts)
+                mode, body = server._answer(texts, self.path)
                 if mode == "drip":
                     self._drip(body)
                 elif mode == "huge error":

@@ -202,7 +202,18 @@ async def test_a_long_first_build_reports_progress_to_a_client_that_asked(tmp_pa
     assert [p for p, _, _ in updates] == sorted(p for p, _, _ in updates)
 
 
-async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, compat_server: Any) -> None:
+def _embedding_server(backend: str, host: str) -> dict[str, str]:
+    """Settings that point the server at the embedding server at ``host`` over ``backend``'s API."""
+    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_EMBED_MODEL": "all-minilm"}
+    if backend == "openai":
+        return {**env, "AGENTTY_EMBED_BACKEND": "openai", "AGENTTY_OPENAI_BASE_URL": f"http://{host}/v1"}
+    return {**env, "AGENTTY_OLLAMA_HOST": host}
+
+
+@pytest.mark.parametrize("backend", ["ollama", "openai"])
+async def test_hybrid_over_mcp_against_a_real_embedding_server(
+    tmp_path: Path, compat_server: Any, backend: str
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "vehicles.md").write_text(
@@ -211,7 +222,7 @@ async def test_hybrid_over_mcp_against_a_real_embedding_server(tmp_path: Path, c
     )
     (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
     embedder = compat_server()
-    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": embedder.host, "AGENTTY_EMBED_MODEL": "all-minilm"}
+    env = _embedding_server(backend, embedder.host)
     async with Client(server(tmp_path, **env, **STRUCTURED)) as client:
         result = None
         for _ in range(40):  # the warm-up embeds in the background; BM25 answers meanwhile
@@ -238,8 +249,9 @@ async def test_the_context_for_prompt_returns_the_retrieved_block(tmp_path: Path
     assert off_topic.messages[0].content.text.startswith("No confident project context")  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("backend", ["ollama", "openai"])
 async def test_an_embedding_server_started_after_the_agent_makes_the_session_hybrid(
-    tmp_path: Path, compat_server: Any
+    tmp_path: Path, compat_server: Any, backend: str
 ) -> None:
     """Nothing listens when the server starts: it answers lexically and says why, then probes again in the
     background; once the embedding server is up, the same session embeds and answers hybrid, no restart."""
@@ -248,7 +260,7 @@ async def test_an_embedding_server_started_after_the_agent_makes_the_session_hyb
     (docs / "vehicles.md").write_text("# Vehicles\n\nChange the engine oil of an automobile every ten thousand km.\n")
     (docs / "kitchen.md").write_text("# Kitchen\n\nBake the bread dough at two hundred degrees for forty minutes.\n")
     port = free_port()
-    env = {"AGENTTY_RAG_DENSE": "1", "AGENTTY_OLLAMA_HOST": f"127.0.0.1:{port}", "AGENTTY_EMBED_MODEL": "all-minilm"}
+    env = _embedding_server(backend, f"127.0.0.1:{port}")
     query = {"query": "how often should my car get serviced"}
     async with Client(server(tmp_path, **env)) as client:
         first = _text(await client.call_tool("search_docs", query))

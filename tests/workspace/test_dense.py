@@ -1,14 +1,16 @@
-"""The dense leg against a real embedding model served over Ollama's HTTP API on loopback (no mocks).
+"""The dense leg against a real embedding model served on loopback (no mocks), over each server backend:
+Ollama's HTTP API (``AGENTTY_EMBED_BACKEND=ollama``) and OpenAI's ``/v1/embeddings`` (``openai``).
 
 Integration tests: the server is shared/tools/ollama_compat_server.py (all-MiniLM-L6-v2, int8 ONNX, 384-d),
-from outside the repository; these tests skip with the reason when it or its model package is not installed.
-The same bookkeeping is unit-tested with the in-repo fake embedder in test_dense_leg.py.
+which answers both APIs, from outside the repository; these tests skip with the reason when it or its model
+package is not installed. The same bookkeeping is unit-tested with the in-repo fake embedder in
+test_dense_leg.py.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,24 @@ DOCS = {
 PARAPHRASE = "how often should my car get serviced"
 
 
+# The backend a test's sessions reach the server with (the autouse ``backend`` fixture runs each test with both).
+_VIA = ["ollama"]
+
+
+@pytest.fixture(autouse=True, params=["ollama", "openai"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    _VIA[0] = request.param
+    yield request.param
+    _VIA[0] = "ollama"
+
+
+def _at(host: str) -> dict[str, str]:
+    """Settings that point a session at the embedding server at ``host`` over the test's backend."""
+    if _VIA[0] == "openai":
+        return {"AGENTTY_EMBED_BACKEND": "openai", "AGENTTY_OPENAI_BASE_URL": f"http://{host}/v1"}
+    return {"AGENTTY_OLLAMA_HOST": host}
+
+
 def _open(root: Path, env: dict[str, str]) -> Workspace:
     workspace = Workspace(root, load_settings(env))
     OPEN_WORKSPACES.append(workspace)
@@ -43,7 +63,7 @@ def _open(root: Path, env: dict[str, str]) -> Workspace:
 def _ws(root: Path, server: CompatServer | None, **env: str) -> Workspace:
     values = {"AGENTTY_EMBED_MODEL": "all-minilm", **env}
     if server is not None:
-        values["AGENTTY_OLLAMA_HOST"] = server.host
+        values.update(_at(server.host))
     return _open(root, values)
 
 
@@ -83,16 +103,16 @@ def test_a_failed_probe_leaves_the_session_lexical_within_the_bound(
         host, model = compat_server().host, "nomic-embed-text"
     else:
         host, model = compat_server("--delay-ms", "5000").host, "all-minilm"
-    workspace = _open(tmp_path, {"AGENTTY_OLLAMA_HOST": host, "AGENTTY_EMBED_MODEL": model})
+    workspace = _open(tmp_path, {**_at(host), "AGENTTY_EMBED_MODEL": model})
     started = time.monotonic()
     first = workspace.search_docs("engine oil")
     elapsed = time.monotonic() - started
     assert elapsed < 2.5, f"the probe took {elapsed:.2f} s"
-    expected = {
-        "refused": "connection refused",
-        "missing model": "run `ollama pull nomic-embed-text`",
-        "slow": "timeout",
-    }[case]
+    missing = {
+        "ollama": "run `ollama pull nomic-embed-text`",
+        "openai": "model nomic-embed-text is not available at the server (404: ",
+    }[_VIA[0]]
+    expected = {"refused": "connection refused", "missing model": missing, "slow": "timeout"}[case]
     assert first.result.mode.startswith("bm25 (dense unavailable: ") and expected in first.result.mode
     assert first.structured["results"][0]["path"] == "docs/vehicles.md"
     started = time.monotonic()
@@ -158,7 +178,7 @@ def test_vectors_missing_after_the_server_went_away_are_filled_in_later(
 ) -> None:
     write(tmp_path, {f"docs/page{i:02}.md": f"# Page {i}\n\nTopic number {i} about deployments.\n" for i in range(40)})
     port = free_port()
-    workspace = _open(tmp_path, {"AGENTTY_OLLAMA_HOST": f"127.0.0.1:{port}", "AGENTTY_EMBED_MODEL": "all-minilm"})
+    workspace = _open(tmp_path, {**_at(f"127.0.0.1:{port}"), "AGENTTY_EMBED_MODEL": "all-minilm"})
     assert workspace.search_docs("deployments").result.mode.startswith("bm25 (dense unavailable")
     server = compat_server(port=port)
     fresh = _ws(tmp_path, server, AGENTTY_RAG_EMBED_BATCH="8")

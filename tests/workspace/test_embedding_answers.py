@@ -39,9 +39,10 @@ BAD = ["zeros", "nan", "one nan", "one inf", "ragged", "strings", "empty", "othe
 LONGEST_LINE = 300
 
 
-@pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    running = EmbeddingServer()
+@pytest.fixture(params=["ollama", "openai"])
+def server(request: pytest.FixtureRequest) -> Iterator[EmbeddingServer]:
+    """The hostile server, reached over each server backend's API (``AGENTTY_EMBED_BACKEND=ollama``, ``openai``)."""
+    running = EmbeddingServer(api=request.param)
     yield running
     running.close()
 
@@ -99,6 +100,8 @@ def test_a_long_failure_gives_a_one_line_reason_not_the_servers_report(
     tmp_path: Path, server: EmbeddingServer, answer: str, reason: str
 ) -> None:
     """Strings for numbers (pydantic's report of every bad value is 90 KB), or a server's 90 KB error message."""
+    if server.api == "openai" and answer == "strings":  # no pydantic on this path: the rows are checked as they are
+        reason = "the server's vectors are not lists of numbers"
     write(tmp_path, CODE)
     _index(tmp_path, server)
     server.answer = answer  # queries now (the probe still answers)

@@ -94,7 +94,7 @@ def run_init(args: argparse.Namespace, root: Path, settings: Settings) -> int:
         done = "removed agentty-rag from" if args.uninstall else "wrote"
         print(f"{done} {', '.join(_shown(c.path, root, home) for c in touched)}")
         if not args.uninstall:
-            _next_steps(args)
+            _next_steps(args, settings)
     _tell(notes)
     return 0
 
@@ -158,8 +158,17 @@ def _unwritable(error: Unwritable, root: Path, home: Path | None) -> str:
     )
 
 
-def _next_steps(args: argparse.Namespace) -> None:
+# The one-line way to hybrid search, offered while no embedding backend is configured.
+HYBRID_STEP = (
+    "optional, to search by meaning too (hybrid), with no server: pip install 'agentty-rag[local]' and set "
+    "AGENTTY_EMBED_BACKEND=local in the server's environment (docs/dense.md says what it costs)"
+)
+
+
+def _next_steps(args: argparse.Namespace, settings: Settings) -> None:
     print(clients.NEXT_STEPS[args.client])
+    if settings.dense and not settings.dense_configured:
+        print(HYBRID_STEP)
     if args.hook:
         print("the hook stays quiet until you run: agentty-rag proactive on   (or first-turn)")
     if args.learn:

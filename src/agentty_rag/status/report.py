@@ -14,6 +14,7 @@ from typing import Any
 
 from agentty_rag.config import Settings
 from agentty_rag.fsguard import read_regular
+from agentty_rag.index.vectors.local_embedder import INSTALL as LOCAL_INSTALL
 from agentty_rag.render import render_preview
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of, source_spec
@@ -213,11 +214,14 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
     dense = report.dense
     if dense.state == "unavailable":
         reason = dense.description.removeprefix("unavailable: ")
-        if dense.configured:
+        if dense.configured and s.embed_backend == "local":
+            steps.append(f"the in-process embedder is off ({reason}): searches are BM25 only until it loads")
+        elif dense.configured:
             steps.append(f"the embedding server is unavailable ({reason}): searches are BM25 only until it answers")
         else:
             steps.append(
-                "optional, to search by meaning too: install Ollama, `ollama pull nomic-embed-text`, `ollama serve`"
+                f"optional, to search by meaning too (hybrid), with no server: `{LOCAL_INSTALL}` and "
+                "AGENTTY_EMBED_BACKEND=local (or an Ollama or OpenAI-compatible embedding server: docs/dense.md)"
             )
     missing = sum(state.dense.chunks - state.dense.embedded for state in indexes.values())
     if dense.state == "ready" and missing > 0:
