@@ -504,3 +504,15 @@ def test_uninstall_takes_out_an_entry_init_wrote_with_learning_or_with_another_l
 def _ok_result(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
     assert result.returncode == 0, result.stderr
     return result
+
+
+def test_init_offers_the_one_line_way_to_hybrid_until_an_embedding_backend_is_configured(tmp_path: Path) -> None:
+    from agentty_rag.cli.init import HYBRID_STEP
+
+    offered = run_main("agentty_rag", tmp_path, ("init", "claude-code"), {}, lexical=False)
+    configured = run_main(
+        "agentty_rag", tmp_path, ("init", "claude-code", "--force"), {"AGENTTY_EMBED_BACKEND": "local"}, lexical=False
+    )
+    assert offered.returncode == 0 and HYBRID_STEP in offered.stdout.splitlines()
+    assert "pip install 'agentty-rag[local]'" in HYBRID_STEP and "AGENTTY_EMBED_BACKEND=local" in HYBRID_STEP
+    assert configured.returncode == 0 and HYBRID_STEP not in configured.stdout
