@@ -7,7 +7,7 @@ import pytest
 
 from agentty_rag.budget import BudgetConfig
 from agentty_rag.chunking import ChunkingConfig
-from agentty_rag.config import GROUPS, VARIABLES, Settings, load_settings, variable
+from agentty_rag.config import GROUPS, VARIABLES, Settings, effective_values, load_settings, variable
 from agentty_rag.retrieve.stages.fuse import Fuse
 from agentty_rag.retrieve.stages.mmr import Diversify
 from agentty_rag.retrieve.stages.stitch import Stitch
@@ -171,3 +171,11 @@ def test_each_stage_takes_its_values_from_the_settings(tmp_path: Path) -> None:
     plan = Workspace(tmp_path, settings).plan()
     assert plan.stages == (Fuse(bm25_weight=2.0, dense_weight=3.0), Diversify(lam=0.5), Stitch(stitching=False))
     assert plan.dense
+
+
+def test_the_embedding_servers_key_comes_from_the_variable_named_and_is_never_shown() -> None:
+    default = load_settings({"OPENAI_API_KEY": " sk-default "})
+    named = load_settings({"AGENTTY_OPENAI_API_KEY_ENV": "AGENTTY_TEAM_KEY", "AGENTTY_TEAM_KEY": "sk-team"})
+    assert default.openai_api_key == "sk-default" and load_settings({"OPENAI_API_KEY": ""}).openai_api_key is None
+    assert named.openai_api_key == "sk-team" and named.warnings == ()  # the named variable is not an unknown one
+    assert "sk-team" not in repr(named) and "sk-team" not in str(effective_values(named))

@@ -114,7 +114,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     key_env = str(values.get("openai_api_key_env", variable("AGENTTY_OPENAI_API_KEY_ENV").default))
     values["openai_api_key"] = env.get(key_env, "").strip() or None
     values["weights_configured"] = any(name in env for name in WEIGHTS_SET_BY)
-    unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME)
+    unknown = sorted(k for k in env if k.startswith("AGENTTY_") and k not in _BY_NAME and k != key_env)
     for name in unknown:
         warnings.append(f"{name} is not a known agentty-rag variable; ignored (see the README's table)")
     settings = Settings(**values, warnings=tuple(warnings))  # type: ignore[arg-type]
