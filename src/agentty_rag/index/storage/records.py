@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.errors import IndexCorrupt
+from agentty_rag.index.lexical.chunk_terms import deflate
 from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors.base import embed_hash
 from agentty_rag.types import Chunk
@@ -45,7 +46,7 @@ def pack_text(text: str) -> str | bytes:
     if len(text) < _PACK_FROM:
         return text
     raw = text.encode("utf-8")
-    packed = zlib.compress(raw, 1)
+    packed = deflate(raw)
     return packed if len(packed) < len(raw) else text
 
 
