@@ -26,17 +26,22 @@ def record(state_dir: Path, state: str, problem: str = "") -> None:
         write_private(state_dir / WATCH_FILE, json.dumps(data, sort_keys=True).encode("utf-8"))
 
 
-def clear(state_dir: Path) -> None:
+def clear(state_dir: Path, name: str = WATCH_FILE) -> None:
     """Remove this server's record (another server's is left)."""
-    data = _read(state_dir)
+    data = read_record(state_dir, name)
     if data is not None and data.get("pid") == os.getpid():
         with contextlib.suppress(OSError):
-            (state_dir / WATCH_FILE).unlink()
+            (state_dir / name).unlink()
 
 
 def _read(state_dir: Path) -> dict[str, object] | None:
+    return read_record(state_dir, WATCH_FILE)
+
+
+def read_record(state_dir: Path, name: str) -> dict[str, object] | None:
+    """A server's record ``name`` in the state folder (None when missing, unsafe or not a JSON object)."""
     try:
-        fd = open_private(state_dir / WATCH_FILE, os.O_RDONLY)
+        fd = open_private(state_dir / name, os.O_RDONLY)
     except (OSError, UnsafeFile):
         return None
     with os.fdopen(fd, "rb") as handle:
@@ -46,6 +51,11 @@ def _read(state_dir: Path) -> dict[str, object] | None:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs."""
+    return _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -74,4 +84,4 @@ def running_server(state_dir: Path) -> str:
     return f"the server (pid {pid}) could not watch the workspace ({problem}): every search scans the tree"
 
 
-__all__ = ["WATCH_FILE", "clear", "record", "running_server"]
+__all__ = ["WATCH_FILE", "alive", "clear", "read_record", "record", "running_server"]
