@@ -43,7 +43,7 @@ def running_leg(state_dir: Path) -> dict[str, object] | None:
     if data is None:
         return None
     pid = data.get("pid")
-    if not isinstance(pid, int) or not alive(pid) or pid == os.getpid():
+    if not isinstance(pid, int) or not alive(pid):
         return None
     return data
 

@@ -44,6 +44,9 @@ from agentty_rag.workspace.discovery import Located
 from agentty_rag.workspace.places import index_names, source_folders, switched_on
 from agentty_rag.workspace.service import Workspace
 
+# A running server tells its embedding rate at least this often while it embeds: an older rate is not shown.
+RATE_GOOD_FOR_S = 60.0
+
 # Skip reasons a setting can lift, and the variable that does.
 LIFTED_BY = {
     ("code", "too large"): "AGENTTY_RAG_CODE_MAX_BYTES",
@@ -113,7 +116,7 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
     """Everything ``status`` reports (``--json`` prints it as is)."""
     leg = running_leg(workspace.state_dir) if workspace.settings.dense else None  # a server's dense leg
     known = _profile(leg)
-    embedding = leg.get("indexes") if leg is not None else None
+    embedding = leg.get("indexes") if leg is not None and _age(leg) <= RATE_GOOD_FOR_S else None
     indexes: dict[str, IndexState] = {}
     for name in kept_indexes():
         vectors = {**workspace.dense_status(name, known)}
@@ -144,7 +147,7 @@ def dense_state(workspace: Workspace, leg: Mapping[str, Any] | None) -> Dense:
     )
     if leg is None:
         return own
-    age = max(0.0, time.time() - (_number(leg.get("written_at")) or time.time()))
+    age = _age(leg)
     probe_in = _number(leg.get("probe_in_s"))
     if probe_in is not None:
         probe_in = max(0.0, probe_in - age)
@@ -158,6 +161,11 @@ def dense_state(workspace: Workspace, leg: Mapping[str, Any] | None) -> Dense:
     if ago is not None:
         words.append(f"the embedding server last answered it {_ago(ago)}")
     return replace(own, server="; ".join(words), server_state=state, probe_in_s=probe_in, answered_s_ago=ago)
+
+
+def _age(leg: Mapping[str, Any]) -> float:
+    """Seconds since a running server wrote its leg's record."""
+    return max(0.0, time.time() - (_number(leg.get("written_at")) or time.time()))
 
 
 def _ago(seconds: float) -> str:

@@ -131,6 +131,9 @@ class DenseLeg(DenseBackend):
             self._failed(error.reason)
             name = index.config.name
             self._back_off(name)
+            with self._guard:
+                self._coverage.pop(name, None)  # not being embedded now: no rate, no time left
+            self.report()
             log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
             return 0
         except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that

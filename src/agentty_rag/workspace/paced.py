@@ -62,11 +62,12 @@ class QueryTurns:
         self._queries = 0
         self._background = 0
         self._started = 0  # requests of the background sent so far
+        self._waiting = 0  # requests of the background waiting for their turn
         self._working: Counter[int] = Counter()  # embedders with work left, by tier
 
     @contextlib.contextmanager
     def query(self) -> Iterator[Turn]:
-        with self._changed:
+        with self._changed:  # a reentrant lock: ``Turn`` reads the counts under it, at once
             self._queries += 1
             turn = Turn(self)
         try:
@@ -95,8 +96,11 @@ class QueryTurns:
         ``TIER_TURN_S``), then once no query waits (or after ``QUERY_TURN_S``)."""
         rank = TIERS.index(tier)
         with self._changed:
+            self._waiting += 1
+            self._changed.notify_all()
             self._changed.wait_for(lambda: not any(self._working[r] for r in range(rank)), TIER_TURN_S)
             self._changed.wait_for(lambda: self._queries == 0, QUERY_TURN_S)
+            self._waiting -= 1
             self._background += 1
             self._started += 1
         try:
@@ -111,6 +115,11 @@ class QueryTurns:
         """Whether a request of the background is in flight now."""
         with self._changed:
             return self._background > 0
+
+    def await_waiting(self, count: int, timeout: float) -> bool:
+        """Wait until ``count`` requests of the background wait for their turn (False after ``timeout``)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._waiting >= count, timeout)
 
     @property
     def started(self) -> int:
