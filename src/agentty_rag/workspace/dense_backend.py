@@ -38,7 +38,7 @@ from agentty_rag.index.vectors.dense import (
 )
 from agentty_rag.index.vectors.embedders import make_embedder
 from agentty_rag.state import dense as dense_record
-from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns
+from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns, request_s
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ class DenseBackend:
         self._waits = iter(REPROBE_AFTER_S)  # the server's waits before probing again a server not answering
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self.turns = QueryTurns()  # a query's embedding goes before the next request of the background
-        self.paced = PacedEmbedder(self.embedder, self.turns)  # what the background embeds with
+        # What the background embeds with: requests a query can wait behind without timing out.
+        self.paced = PacedEmbedder(self.embedder, self.turns, request_s(settings.embed_timeout_ms / 1000))
         self.background = False  # the server embeds and probes in threads; the command line does not
         self.report_dir: Path | None = None  # where the server tells status what its leg does (None: nowhere)
         self.known: EmbeddingProfile | None = None  # the profile of the last probe that answered

@@ -5,7 +5,8 @@ order that answers most questions first.
 An embedding server on a small machine answers one request at a time (Ollama's default) or shares its cores
 between them; either way a query sent while a batch of 32 texts is being embedded waits for that batch, and a
 query that waits longer than ``AGENTTY_RAG_EMBED_TIMEOUT_MS`` falls back to BM25. So a batch is cut into
-requests that take about ``REQUEST_S`` each at the speed of the last requests (``Pace``), a query's embedding
+requests that take about ``REQUEST_S`` each (a quarter of the query's time-out when that is shorter) at the
+speed of the last requests (``Pace``), a query's embedding
 goes before the next request (``QueryTurns``), and a query waits for one such request at most. A query that
 still timed out while a request of the background was in flight, or was sent during its wait, is not the
 server's failure: it was busy (``DenseBackend.query_vector`` does not count it).
@@ -28,8 +29,9 @@ import numpy as np
 from agentty_rag.errors import EmbeddingError
 from agentty_rag.index.vectors.dense import Embedder, Matrix, Role
 
-# How long one request of the background should take: what a query may wait behind it.
-REQUEST_S = 0.5
+# How long one request of the background should take: what a query may wait behind it. A shorter query
+# time-out makes it shorter: at most a quarter of the time a query may wait (``request_s``).
+REQUEST_S = 0.25
 # How long a request of the background waits for the queries in flight before it goes anyway.
 QUERY_TURN_S = 5.0
 # How long a request of the background waits for an embedder of an earlier tier before it goes anyway.
@@ -128,10 +130,15 @@ class QueryTurns:
             return self._started
 
 
-def next_size(sent: int, took_s: float, most: int) -> int:
-    """The texts of the next request: as many as take about ``REQUEST_S`` at the speed measured (``sent``
-    texts in ``took_s``), between 1 and ``most``."""
-    fits = sent * REQUEST_S / took_s if took_s > 0 else float("inf")
+def request_s(query_timeout_s: float) -> float:
+    """How long one request of the background should take when a query may wait ``query_timeout_s``."""
+    return min(REQUEST_S, query_timeout_s / 4)
+
+
+def next_size(sent: int, took_s: float, most: int, aim_s: float = REQUEST_S) -> int:
+    """The texts of the next request: as many as take about ``aim_s`` at the speed measured (``sent`` texts
+    in ``took_s``), between 1 and ``most``."""
+    fits = sent * aim_s / took_s if took_s > 0 else float("inf")
     return most if fits >= most else max(1, int(fits))
 
 
@@ -139,7 +146,8 @@ class Pace:
     """The embedding server's speed over the last ``MEASURED`` requests of the background, and what it has
     embedded lately (for ``status``: chunks a second)."""
 
-    def __init__(self) -> None:
+    def __init__(self, aim_s: float = REQUEST_S) -> None:
+        self.aim_s = aim_s  # how long a request should take
         self._lock = threading.Lock()
         self._recent: deque[tuple[int, float]] = deque(maxlen=MEASURED)
         self._done: deque[tuple[float, int]] = deque(maxlen=64)  # (when, texts) of the last requests
@@ -156,7 +164,7 @@ class Pace:
                 return min(most, 4)
             sent = sum(n for n, _ in self._recent)
             took = sum(s for _, s in self._recent)
-        return next_size(sent, took, most)
+        return next_size(sent, took, most, self.aim_s)
 
     def rate(self, window_s: float = 60.0) -> float:
         """Texts a second embedded over the last ``window_s`` (0 when nothing was)."""
@@ -173,10 +181,10 @@ class PacedEmbedder:
     """``embedder`` for the background: each batch sent as requests of ``Pace.size`` texts, in turn with the
     queries and the other tiers (``turns``). The rows are the same as one request's."""
 
-    def __init__(self, embedder: Embedder, turns: QueryTurns) -> None:
+    def __init__(self, embedder: Embedder, turns: QueryTurns, aim_s: float = REQUEST_S) -> None:
         self.inner = embedder
         self.turns = turns
-        self.pace = Pace()
+        self.pace = Pace(aim_s)
         self._local = threading.local()
 
     @property
@@ -229,4 +237,5 @@ __all__ = [
     "QueryTurns",
     "Turn",
     "next_size",
+    "request_s",
 ]
