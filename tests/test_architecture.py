@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "agentty_rag"
 # (``status.types``: value types every layer reads, below the rest of ``status``); ``agentty_rag`` is
 # the package's own ``__init__`` (its version).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("agentty_rag", "config", "types", "errors", "fsguard", "jsonc", "source_kinds", "status.types", "state"),
+    ("agentty_rag", "config", "types", "errors", "fsguard", "jsonc", "jobs", "source_kinds", "status.types", "state"),
     ("sources", "mcp_resources"),
     ("chunking",),
     ("ollama_api",),

@@ -20,6 +20,7 @@ AgenttyRagError                  every error agentty-rag defines
 ├── MalformedValue (ValueError)  config: an AGENTTY_* value does not parse; the default is used, with a warning
 ├── UnsafeFile (OSError)         fsguard: a path that must not be opened (a link out of its folder, not a file)
 ├── EmbeddingError               index.dense: an embedding request failed; the dense leg reports why
+├── InjectedFault (RuntimeError) jobs: a failure AGENTTY_RAG_JOB_FAULTS asked for (the restart path, tested)
 ├── JsoncError (ValueError)      jsonc: the text is not JSON or JSONC
 ├── ResourceServerError          mcp_resources: an MCP server failed to start, answer or list; its report says why
 ├── ClientError                  clients: ``init`` cannot go ahead; nothing was written
@@ -128,6 +129,10 @@ class EmbeddingError(AgenttyRagError):
         self.reason = flat
 
 
+class InjectedFault(AgenttyRagError, RuntimeError):
+    """A background job's failure that ``AGENTTY_RAG_JOB_FAULTS`` asked for: the restart path, tested for real."""
+
+
 class JsoncError(AgenttyRagError, ValueError):
     """The text is not JSON (or JSONC); the message names the line and column."""
 
@@ -189,6 +194,7 @@ __all__ = [
     "IndexFull",
     "IndexNotBuilt",
     "IndexUnwritable",
+    "InjectedFault",
     "JsoncError",
     "MalformedValue",
     "ManifestError",

@@ -11,6 +11,9 @@ import xxhash
 
 from agentty_rag.source_kinds import SourceKind, SourceSpec, source_spec
 
+# The most passages a search returns (the tools' ``k``).
+MAX_K = 50
+
 # Ends the origin at the start of a chunk's title (``SourceSpec.origin``): ``wiki<TAB>Runbook``.
 ORIGIN_END = "\t"
 

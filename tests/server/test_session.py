@@ -86,5 +86,5 @@ async def test_roots_are_asked_again_after_the_client_says_they_changed(repo: Pa
 def test_a_workspace_closed_before_its_warm_up_runs_builds_nothing(repo: Path) -> None:
     workspace = Workspace(repo, load_settings(LEXICAL))
     workspace.close()
-    warm_up(workspace)
+    warm_up(workspace, workspace.jobs.stop)
     assert not (repo / ".agentty").exists()

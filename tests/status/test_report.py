@@ -173,7 +173,7 @@ def test_next_steps_come_last_as_a_list() -> None:
 
 def test_the_json_is_the_report_field_for_field() -> None:
     data = status_json(_report())
-    assert list(data) == ["workspace", "sources", "indexes", "dense", "next", "mcp", "generation", "state"]
+    assert list(data) == ["workspace", "sources", "indexes", "dense", "next", "mcp", "generation", "state", "jobs"]
     assert list(data["indexes"]["docs"]) == [f.name for f in dataclasses.fields(IndexState)]
     assert data["sources"]["docs"]["folder"] == {"path": "/w/docs", "shown": "./docs", "exists": True}
     assert json.loads(json.dumps(data))["indexes"]["code"]["manifest"]["fields"] == ["body"]

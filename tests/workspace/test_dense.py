@@ -149,7 +149,7 @@ def test_the_embedding_server_dying_mid_session_degrades_truthfully_and_comes_ba
     assert modes[3].startswith("bm25 (dense unavailable: connection refused") and "3 failures in a row" in modes[3]
     assert modes[4] == modes[3]  # switched off: no more requests
     compat_server(port=port)
-    time.sleep(1.1)  # the cool-down
+    assert workspace.dense.wait_available(workspace.jobs.stop).state == "ready"  # probed after the cool-down
     assert workspace.search_docs(PARAPHRASE + " again").result.mode == "hybrid"
 
 

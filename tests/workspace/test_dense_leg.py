@@ -7,7 +7,6 @@ What needs a real model (a paraphrase found only by meaning, Ollama's own failur
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -92,7 +91,7 @@ def test_failures_degrade_each_query_then_switch_the_leg_off_until_the_cool_down
     assert workspace.search_docs("engine oil again").result.mode == modes[3]
     assert fake.requests == requests  # switched off: no more requests
     fake.failing = ""
-    time.sleep(1.1)  # the cool-down
+    assert workspace.dense.wait_available(workspace.jobs.stop).state == "ready"  # probed after the cool-down
     assert workspace.search_docs("engine oil once more").result.mode == "hybrid"
 
 
@@ -150,9 +149,8 @@ def test_the_server_embeds_in_the_background_and_says_so_meanwhile(tmp_path: Pat
     # The search holds the index while it ranks, so the thread's first vectors land after it has answered.
     first = workspace.search_docs("deployments").result.mode
     assert first == "bm25 (dense: 0% embedded, embedding the rest in the background)"
-    for thread in threading.enumerate():
-        if thread.name == "agentty-embed-docs":
-            thread.join(60)
+    embedding = workspace.jobs.job("embed:docs")
+    assert embedding is not None and embedding.join(60)
     assert workspace.index("docs").vector_coverage() == (40, 40)
     assert workspace.search_docs("deployments").result.mode == "hybrid"
 
@@ -238,21 +236,19 @@ def test_the_server_probes_again_in_the_background_until_a_failed_server_is_back
     assert modes[-1] == "bm25 (degraded: dense — connection refused)"
     assert workspace.dense.status.state == "unavailable"
 
-    def searched_until(wanted: str) -> str:
-        mode = ""
-        for attempt in range(600):  # cool-downs of 1 s; a loaded machine may be slow to run the probe thread
-            mode = workspace.search_docs(f"engine oil again {attempt}").result.mode
-            if mode == wanted:
-                break
-            time.sleep(0.05)
-        return mode
+    # What the server's warm-up does while the leg is down: probe whenever a probe is due, until one answers.
+    waiting = workspace.jobs.start("wait-for-dense", workspace.dense.wait_available)
 
-    for attempt in range(6):  # cool-downs pass while it is still down: each probe fails and sets another
-        time.sleep(0.5)
-        mode = workspace.search_docs(f"engine oil still {attempt}").result.mode
+    def probes() -> int:
+        return sum(1 for key, what in workspace.jobs.events if (key, what) == ("probe", "done"))
+
+    for seen in range(1, 4):  # cool-downs pass while it is still down: each probe fails and sets another
+        assert workspace.jobs.wait_for(lambda jobs: probes() >= seen, 120)  # noqa: B023 (used at once)
+        mode = workspace.search_docs(f"engine oil still {seen}").result.mode
         assert mode.startswith("bm25 (dense unavailable: connection refused"), mode
     fake.failing = ""
-    assert searched_until("hybrid") == "hybrid"
+    assert waiting.join(120) and workspace.dense.status.state == "ready"
+    assert workspace.search_docs("engine oil again").result.mode == "hybrid"
 
 
 class _Slow(FakeEmbedder):

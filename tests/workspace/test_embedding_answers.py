@@ -11,7 +11,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,9 +192,9 @@ def test_a_server_that_fails_every_batch_is_sent_one_per_back_off_not_one_per_se
     modes = []
     for _ in range(5):
         modes.append(workspace.search_code("refresh the access token").result.mode)
-        for thread in threading.enumerate():
-            if thread.name.startswith("agentty-embed-"):
-                thread.join()
+        embedding = workspace.jobs.job("embed:code")
+        if embedding is not None:
+            embedding.join()
     assert server.batches == 1
     assert modes[-1] == "bm25 (dense: 0% embedded, embedding the rest in the background)", modes
     assert workspace.index("code").vector_coverage() == (0, 4)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -116,10 +115,9 @@ def _verdict_made(indexed: Path) -> tuple[Path, Stored]:
     return path, stored
 
 
-def _wait_for_embedding(name: str = "code") -> None:
-    for thread in threading.enumerate():
-        if thread.name == f"agentty-embed-{name}":
-            thread.join(120)
+def _wait_for_embedding(workspace: Workspace, name: str = "code") -> None:
+    embedding = workspace.jobs.job(f"embed:{name}")
+    assert embedding is not None and embedding.join(120)
 
 
 def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path) -> None:
@@ -139,7 +137,7 @@ def test_the_verdict_is_made_kept_shown_and_made_again_when_damaged(corpus: Path
     server = _ws(corpus)
     server.background_embedding = True  # the server: the check runs in the embedding thread
     assert server.search_code("rotate the signing keys").result.mode == "hybrid"  # no verdict yet
-    _wait_for_embedding()
+    _wait_for_embedding(server)
     remade = load(path, _key())
     assert remade is not None and remade.held == stored.held  # the same probes
     # The same verdict; the MRRs may differ in the last digits: the first check ranked with the vectors as

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,9 +64,8 @@ def test_the_verdict_is_made_shown_followed_and_made_again_after_damage(
     try:
         first = workspace.search_code(QUERY).result.mode
         assert first == "hybrid"  # no verdict meanwhile: the search is not kept waiting
-        for thread in threading.enumerate():
-            if thread.name == "agentty-embed-code":
-                thread.join(300)
+        embedding = workspace.jobs.job("embed:code")
+        assert embedding is not None and embedding.join(300)
         remade = load(path, _key())
         assert remade is not None and remade.held == stored.held
         assert (remade.verdict.probes, remade.verdict.lead) == (stored.verdict.probes, stored.verdict.lead)

@@ -74,6 +74,8 @@ def run_hook(args: argparse.Namespace, settings: Settings) -> int:
             except Exception as error:  # reported below; a hook must never block the user's turn
                 outcome.append(error)
 
+        # A thread, not a supervised job: the hook is a one-shot process bound by its time limit; a worker that
+        # overruns is abandoned with the process (os._exit below), never run again.
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
         worker.join(settings.proactive_timeout_ms / 1000)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentty_rag.config.variables import flag, integer
+from agentty_rag.config.variables import flag, integer, text
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,13 @@ class FreshnessSettings:
         "system never reported (network and container mounts).",
         low=1,
         high=3600,
+    )
+    job_faults: str = text(
+        "AGENTTY_RAG_JOB_FAULTS",
+        "",
+        "For tests of the server's restart path: `KEY=N,…` makes the background job KEY (`build:code`, "
+        "`embed:docs`, `watch`, `warm-up`…) raise at its start N times; `status` then shows it failed and run "
+        "again. Empty: no fault.",
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from agentty_rag.config import environment_without_agentty
+from agentty_rag.jobs import Job, Supervisor
 from agentty_rag.mcp_resources.model import ReaderOptions, ServerReport, Snapshot
 from agentty_rag.mcp_resources.servers import ServerList
 
@@ -48,15 +49,18 @@ class ResourceHub:
         options: ReaderOptions,
         environment: Mapping[str, str] | None = None,
         protocol: str = "auto",
+        jobs: Supervisor | None = None,
     ) -> None:
         self.servers = servers
+        self.jobs = jobs if jobs is not None else Supervisor()
         self.options = options
         self._environment = dict(environment_without_agentty() if environment is None else environment)
         self._protocol = protocol
         reports = tuple(ServerReport(s.name, s.origin, s.target) for s in servers.servers)
         self._snapshot = Snapshot(0, (), reports, servers.problems)
         self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self._job: Job | None = None
+        self._closing = False
         self._stop: anyio.Event | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._readers: list[ServerReader] = []
@@ -65,17 +69,16 @@ class ResourceHub:
 
     def start(self) -> ResourceHub:
         """Start reading every server (once; nothing happens when none is configured)."""
-        if self._thread is not None or not self.servers.servers:
+        if self._job is not None or not self.servers.servers:
             return self
         running = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(running,), name="agentty-mcp-resources", daemon=True)
-        self._thread.start()
+        self._job = self.jobs.start("mcp-resources", lambda stop: self._run(running))
         running.wait()
         return self
 
     @property
     def started(self) -> bool:
-        return self._thread is not None
+        return self._job is not None
 
     def snapshot(self) -> Snapshot:
         """The resources and reports now."""
@@ -94,9 +97,10 @@ class ResourceHub:
 
     def close(self) -> None:
         """Stop every server (a stdio server is stopped as the SDK does: stdin closed, then a signal)."""
-        thread, self._thread = self._thread, None
-        if thread is None:
+        job, self._job = self._job, None
+        if job is None:
             return
+        self._closing = True
         if self._stop is not None and self._token is not None:
             import anyio.from_thread
 
@@ -104,19 +108,20 @@ class ResourceHub:
                 anyio.from_thread.run_sync(self._stop.set, token=self._token)
             except RuntimeError:  # the loop already ended
                 pass
-        thread.join(STOP_WAIT_S)
-        if thread.is_alive():
+        if not job.join(STOP_WAIT_S):
             log.warning("MCP servers still stopping after %.0f s; leaving them to the process's exit", STOP_WAIT_S)
 
-    # -- the hub's thread -----------------------------------------------------------------------------------
+    # -- the hub's job -------------------------------------------------------------------------------------
 
     def _run(self, running: threading.Event) -> None:
-        import anyio  # on the hub's thread only: a process without MCP servers never loads it
+        """The job ``mcp-resources``: the readers' event loop. If it raises, the supervisor logs it and runs it
+        again after a back-off (each server is started again); once closing, it is not started again."""
+        import anyio  # on the hub's job only: a process without MCP servers never loads it
 
+        if self._closing:
+            return
         try:
             anyio.run(self._main, running)
-        except Exception:  # the thread's boundary: a bug here must not take the process down
-            log.exception("the MCP resource reader stopped")
         finally:
             running.set()
 

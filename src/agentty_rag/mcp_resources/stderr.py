@@ -2,6 +2,10 @@
 
 A stdio server's stderr goes to a pipe, not to this process's stderr: its last lines say why it failed (a
 server that exits at start-up usually writes the reason there), and every line is logged at debug level.
+
+The pump is a thread of its own, not a supervised job: the SDK's stdio client takes a file to write the
+server's stderr to, not a callback, and a pipe nobody drains blocks the server once it is full; the thread
+ends when the server closes its end of the pipe.
 """
 
 from __future__ import annotations

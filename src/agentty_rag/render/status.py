@@ -20,6 +20,7 @@ from agentty_rag.status.types import (
     FoundFolder,
     IndexPreview,
     IndexState,
+    Job,
     McpResources,
     OneFolder,
     RootFolder,
@@ -86,6 +87,7 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
         lines.append(f"  {report.dense.server}")
     if report.generation:
         lines.append(f"generation: {report.generation}")
+    lines.extend(_job_lines(report.jobs, verbose))
     if report.next:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)
@@ -102,6 +104,14 @@ def _pace(state: IndexState) -> str:
         return f" ({vectors.rate:.1f} a second)"
     when = f"{left:.0f} s" if left < 120 else f"{left / 60:.0f} min" if left < 7200 else f"{left / 3600:.1f} h"
     return f" ({vectors.rate:.1f} a second, about {when} left)"
+
+
+def _job_lines(jobs: tuple[Job, ...], verbose: bool) -> list[str]:
+    """The running server's background jobs: the ones that failed (every one with ``--verbose``)."""
+    shown = [job for job in jobs if verbose or job.failures]
+    if not shown:
+        return []
+    return ["server jobs:", *(f"  {job.description}" for job in shown)]
 
 
 def _state_line(state: StateFolder) -> str:

@@ -11,7 +11,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 from mcp import MCPError
@@ -41,7 +41,9 @@ from agentty_rag.server.session import AppState, Session
 from agentty_rag.server.web import http_app
 from agentty_rag.server.wire import guarded_stdio
 from agentty_rag.workspace.discovery import Located
-from agentty_rag.workspace.service import Workspace
+
+if TYPE_CHECKING:
+    from agentty_rag.workspace.service import Workspace
 
 log = logging.getLogger(__name__)
 

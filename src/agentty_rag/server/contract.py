@@ -10,14 +10,17 @@ only and publishes no output schema.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentty_rag.source_kinds import DocsChoice, choice_names
-from agentty_rag.workspace.places import Places
-from agentty_rag.workspace.request import MAX_K, SearchRequest, code_request, docs_request
+from agentty_rag.types import MAX_K
+
+if TYPE_CHECKING:  # the retrieval stack loads after the handshake, in the warm-up: the handshake never waits for it
+    from agentty_rag.workspace.places import Places
+    from agentty_rag.workspace.request import SearchRequest
 
 INSTRUCTIONS = """\
 agentty-rag searches this project's knowledge at a low token cost.
@@ -128,6 +131,8 @@ class SearchDocsArgs(_Strict):
 
     def request(self, places: Places) -> SearchRequest:
         """The search these arguments ask for, checked against the workspace (a ``BadRequest`` when not)."""
+        from agentty_rag.workspace.request import docs_request
+
         return docs_request(places, self.query, self.k, self.scope, self.sources)
 
 
@@ -143,6 +148,8 @@ class SearchCodeArgs(_Strict):
 
     def request(self, places: Places) -> SearchRequest:
         """The search these arguments ask for, checked against the workspace (a ``BadRequest`` when not)."""
+        from agentty_rag.workspace.request import code_request
+
         return code_request(places, self.query, self.k, self.scope, self.language)
 
 

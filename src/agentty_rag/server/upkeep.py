@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from agentty_rag.errors import AgenttyError
 from agentty_rag.index.engine import CorpusIndex
+from agentty_rag.jobs import Job
 from agentty_rag.sources.watcher import TreeWatcher, WatchFunction
 from agentty_rag.state import watch as watch_state
 from agentty_rag.workspace.places import index_names
@@ -39,13 +40,14 @@ class Upkeep:
         self._watch = watch
         self._stop = threading.Event()
         self._started = threading.Event()  # the watcher began watching: the indexes catch up
-        self._thread: threading.Thread | None = None
+        self._job: Job | None = None
 
     def start(self) -> None:
-        """Start the watcher (when the settings allow it) and the reconciling thread."""
+        """Start the watcher (when the settings allow it) and the reconciling pass: the workspace's jobs
+        ``watch`` and ``reconcile``."""
         settings = self.workspace.settings
         if settings.watch:
-            self.watcher = TreeWatcher(self.workspace.root, self._watch, self._record)
+            self.watcher = TreeWatcher(self.workspace.root, self._watch, self._record, self.workspace.jobs)
             for name in index_names():
                 inbox = self.watcher.inbox()
                 index = self.workspace.index(name)
@@ -57,8 +59,7 @@ class Upkeep:
         else:
             log.info("AGENTTY_RAG_WATCH=0: every search scans the workspace first")
             self._record("off", "")
-        self._thread = threading.Thread(target=self._reconcile, name="agentty-reconcile", daemon=True)
-        self._thread.start()
+        self._job = self.workspace.jobs.start("reconcile", lambda stop: self._reconcile())
 
     def _reconcile(self) -> None:
         interval = self.workspace.settings.reconcile_s
@@ -127,8 +128,8 @@ class Upkeep:
         self._started.set()  # wakes the reconciling thread
         if self.watcher is not None:
             self.watcher.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._job is not None:
+            self._job.join(timeout=5)
         watch_state.clear(self.workspace.state_dir)
 
 

@@ -6,6 +6,11 @@ reply (``-32700`` parse error, ``-32600`` invalid request, with the request's id
 null). ``guarded_stdio`` puts a thread on each side of the SDK: one reads the real stdin and passes each good
 line on unchanged, answering a bad one itself; one writes the SDK's lines and those answers to the real
 stdout, whole lines one at a time, so the two never interleave inside a line.
+
+These are threads of their own, not jobs of a workspace's supervisor: the SDK's stdio transport reads and
+writes the process's stdin and stdout itself and offers no hook for a line it cannot read, so the relay
+must sit in front of it for the process's whole life (before any workspace exists, after the last one
+closed), and restarting a relay after a failure would lose the protocol's position in the stream.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentty_rag.jobs import Job, Stop, Supervisor
 from agentty_rag.source_kinds import state_folders
 
 log = logging.getLogger(__name__)
@@ -106,13 +107,13 @@ WatchFunction = Callable[..., Iterator[set[tuple[Any, str]]]]
 
 
 class _Either:
-    """A stop event for ``watchfiles``: set when either of two events is."""
+    """A stop event for ``watchfiles``: set when any of its events is."""
 
-    def __init__(self, first: threading.Event, second: threading.Event) -> None:
-        self.first, self.second = first, second
+    def __init__(self, *events: threading.Event | Stop) -> None:
+        self.events = events
 
     def is_set(self) -> bool:
-        return self.first.is_set() or self.second.is_set()
+        return any(event.is_set() for event in self.events)
 
 
 class TreeWatcher:
@@ -131,8 +132,10 @@ class TreeWatcher:
         root: Path,
         watch: WatchFunction | None = None,
         on_state: Callable[[str, str], None] | None = None,
+        jobs: Supervisor | None = None,
     ) -> None:
         self.root = os.path.realpath(root)
+        self.jobs = jobs if jobs is not None else Supervisor()
         self.state = "starting"
         self.problem = ""
         self.epoch = 0
@@ -144,7 +147,7 @@ class TreeWatcher:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._restart = threading.Event()  # the wanted folders changed
-        self._thread: threading.Thread | None = None
+        self._job: Job | None = None
         self._ready = threading.Event()
 
     def inbox(self) -> Inbox:
@@ -175,8 +178,9 @@ class TreeWatcher:
         return frozenset(f for f in folders if os.path.isdir(f))
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="agentty-watch", daemon=True)
-        self._thread.start()
+        """Watch in the job ``watch``: a watcher that failed is started again after the supervisor's back-off
+        (the indexes scan meanwhile), so a passing failure does not leave the session scanning for good."""
+        self._job = self.jobs.start("watch", self._run)
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the watcher runs or failed; whether it runs."""
@@ -185,14 +189,16 @@ class TreeWatcher:
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+        if self._job is not None:
+            self._job.join(timeout=5)
         if self.state != "failed":
             self.state = "stopped"
 
-    def _run(self) -> None:
+    def _run(self, stop: Stop) -> None:
+        if self.state == "failed":  # run again after a failure: follow the wanted folders from the start
+            self._restart.set()
         try:
-            while not self._stop.is_set():
+            while not (self._stop.is_set() or stop.requested):
                 if not self._restart.wait(0.05):
                     continue
                 with self._lock:
@@ -200,16 +206,18 @@ class TreeWatcher:
                     self._watched = self._union()
                 if self._watched:
                     self.state = "starting"
-                    self._follow(self._watched)
-        except Exception as error:  # any failure of the watcher leaves the indexes to scan: say why
+                    self._follow(self._watched, stop)
+        except Exception as error:  # any failure of the watcher leaves the indexes to scan: say why, and run again
             self._fail(f"{type(error).__name__}: {error}")
+            if not (self._stop.is_set() or stop.requested):
+                raise
         finally:
             self._ready.set()
 
-    def _follow(self, folders: frozenset[str]) -> None:
+    def _follow(self, folders: frozenset[str], stop: Stop) -> None:
         """Hand every change to the inboxes until the watcher is stopped or its folders change."""
-        for changes in self._changes(folders):
-            if self._stop.is_set():
+        for changes in self._changes(folders, stop):
+            if self._stop.is_set() or stop.requested:
                 break
             if self.state == "starting":
                 self.state = "watching"
@@ -223,13 +231,16 @@ class TreeWatcher:
                     inbox.put(paths)  # still true when a restart is due: they happened before it
             if self._restart.is_set():
                 break
-        if not (self._stop.is_set() or self._restart.is_set()):
+        if not (self._stop.is_set() or stop.requested or self._restart.is_set()):
             raise RuntimeError("the watcher stopped")
 
     def _fail(self, problem: str) -> None:
+        again = self.state == "failed" or self.problem == problem  # the same failure after a run again: once is news
         self.problem = problem
         self.state = "failed"
-        log.warning("watching %s failed (%s); every search scans the tree instead", self.root, problem)
+        (log.info if again else log.warning)(
+            "watching %s failed (%s); every search scans the tree until it watches again", self.root, problem
+        )
         for inbox in list(self._inboxes):
             inbox.overflow()
         self._tell()
@@ -238,7 +249,7 @@ class TreeWatcher:
         if self._on_state is not None:
             self._on_state(self.state, self.problem)
 
-    def _changes(self, folders: frozenset[str]) -> Iterator[set[tuple[Any, str]]]:
+    def _changes(self, folders: frozenset[str], stop: Stop) -> Iterator[set[tuple[Any, str]]]:
         watch = self._watch
         if watch is None:
             import watchfiles  # only a server watches: the command line never pays for the import
@@ -255,7 +266,7 @@ class TreeWatcher:
             watch_filter=None,
             debounce=DEBOUNCE_MS,
             step=STEP_MS,
-            stop_event=_Either(self._stop, self._restart),
+            stop_event=_Either(self._stop, self._restart, stop),
             rust_timeout=TIMEOUT_MS,
             yield_on_timeout=True,
             debug=False,  # watchfiles' debug output goes to stdout, the MCP protocol's channel

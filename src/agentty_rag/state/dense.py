@@ -19,7 +19,6 @@ from pathlib import Path
 from agentty_rag.fsguard import write_private
 from agentty_rag.state.folder import make as make_state_dir
 from agentty_rag.state.watch import alive, read_record
-from agentty_rag.state.watch import clear as clear_record
 
 DENSE_FILE = "rag_dense.json"
 
@@ -34,7 +33,10 @@ def record(state_dir: Path, facts: Mapping[str, object]) -> None:
 
 def clear(state_dir: Path) -> None:
     """Remove this server's record (another server's is left)."""
-    clear_record(state_dir, DENSE_FILE)
+    data = read_record(state_dir, DENSE_FILE)
+    if data is not None and data.get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            (state_dir / DENSE_FILE).unlink()
 
 
 def running_leg(state_dir: Path) -> dict[str, object] | None:

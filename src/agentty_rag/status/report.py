@@ -23,12 +23,13 @@ from agentty_rag.sources.languages import file_language, named_by_text
 from agentty_rag.sources.text import decode
 from agentty_rag.state.dense import running_leg
 from agentty_rag.state.folder import describe as describe_state_dir
-from agentty_rag.state.watch import running_server
+from agentty_rag.state.watch import running_server, server_jobs
 from agentty_rag.status.types import (
     Dense,
     FoundFolder,
     IndexPreview,
     IndexState,
+    Job,
     Manifest,
     McpResources,
     McpServer,
@@ -134,6 +135,7 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
         next=(),
         mcp=mcp_resources(workspace),
         state=describe_state_dir(workspace.state_dir),
+        jobs=tuple(Job(key, failures, text) for key, failures, text in server_jobs(workspace.state_dir)),
     )
     return replace(report, next=tuple(next_steps(workspace, report)), generation=generation(workspace.settings))
 

@@ -237,6 +237,16 @@ class StatusReport:
     mcp: McpResources = McpResources()
     generation: str = ""  # the optional generation stages' model, when one is switched on ("" when none is)
     state: StateFolder = StateFolder()  # .agentty/: what git ignores, what a team commits
+    jobs: tuple[Job, ...] = ()  # a running server's background jobs (none when no server runs)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One background job of a running server: ``embed:code``, how many of its runs failed, and how it is."""
+
+    key: str
+    failures: int
+    description: str
 
 
 @dataclass(frozen=True)
@@ -261,6 +271,7 @@ __all__ = [
     "Dense",
     "Folder",
     "Folders",
+    "Job",
     "FoundFolder",
     "IndexPreview",
     "IndexState",

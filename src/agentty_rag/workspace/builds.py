@@ -1,4 +1,4 @@
-"""Index builds outside a request: a server's background thread, and the hook's detached process."""
+"""Index builds outside a request: a server's background job, and the hook's detached process."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.storage.ingest import PartPool
 from agentty_rag.index.storage.lock import held as lock_held
 from agentty_rag.index.storage.refresh import Parts
+from agentty_rag.jobs import Job, Stop, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -27,37 +28,28 @@ class Builds:
         root: the workspace root (a detached build is started for it).
         index: the workspace's index of a name.
         batch: files per part of a build in the background (``AGENTTY_RAG_BUILD_BATCH``).
-        closed: whether the workspace closed (a build in parts stops at the next part).
+        jobs: the workspace's supervisor: a build is its job ``build:NAME`` (one at a time per index, run again
+            after a back-off if it raises; its stop ends a build in parts at the next part).
     """
 
-    def __init__(
-        self,
-        root: Path,
-        index: Callable[[str], CorpusIndex],
-        batch: int,
-        closed: Callable[[], bool] = lambda: False,
-    ) -> None:
+    def __init__(self, root: Path, index: Callable[[str], CorpusIndex], batch: int, jobs: Supervisor) -> None:
         self.root = root
         self.index = index
         self.batch = batch
-        self.closed = closed
+        self.jobs = jobs
         self._guard = threading.Lock()
-        self._building: dict[str, threading.Thread] = {}
         self._searchable: dict[str, threading.Event] = {}
 
-    def thread(self, name: str) -> threading.Thread:
-        """The thread that builds an index in the background (started when none is running)."""
+    def start(self, name: str) -> Job:
+        """The job that builds an index in the background (started when none is running)."""
         with self._guard:
-            running = self._building.get(name)
-            if running is not None and running.is_alive():
-                return running
+            key = f"build:{name}"
+            if self.jobs.running(key):
+                job = self.jobs.job(key)
+                assert job is not None
+                return job
             searchable = self._searchable[name] = threading.Event()
-            thread = threading.Thread(
-                target=self._build, args=(name, searchable), name=f"agentty-build-{name}", daemon=True
-            )
-            self._building[name] = thread
-            thread.start()
-            return thread
+            return self.jobs.start(key, lambda stop: self._build(name, searchable, stop))
 
     def wait_searchable(self, name: str, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the build of ``name`` to commit its first part (or to end);
@@ -66,9 +58,11 @@ class Builds:
             searchable = self._searchable.get(name)
         return searchable is None or searchable.wait(max(0.0, timeout))
 
-    def _build(self, name: str, searchable: threading.Event) -> None:
+    def _build(self, name: str, searchable: threading.Event, stop: Stop) -> None:
         """Build in parts of ``batch`` files, so that searches answer from the first part on: the index is
-        held for one part at a time, and a search that came during a part goes before the next."""
+        held for one part at a time, and a search that came during a part goes before the next. A failure the
+        index reports (``AgenttyError``) is logged and left to the next search; anything else raises to the
+        supervisor, which runs the build again after a back-off."""
         index = self.index(name)
         parts = Parts(self.batch, PartPool())
         try:
@@ -77,7 +71,7 @@ class Builds:
                 searchable.set()
                 if report.rebuilt and index.partial is None:
                     log.info("%s index built: %d chunks in %.1f s", name, report.chunks_added, report.seconds)
-                if self.closed():
+                if stop.requested:
                     return
                 if index.partial is None:
                     if parts.scan is not None:  # built from one scan: catch up with the edits made meanwhile
@@ -86,8 +80,6 @@ class Builds:
                 index.let_readers_in(timeout=_READER_TURN_S)
         except AgenttyError as error:
             log.warning("building the %s index: %s", name, error)
-        except Exception:
-            log.exception("building the %s index failed", name)
         finally:
             parts.pool.close()
             searchable.set()

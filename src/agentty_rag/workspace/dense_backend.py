@@ -37,6 +37,7 @@ from agentty_rag.index.vectors.dense import (
     probe,
 )
 from agentty_rag.index.vectors.embedders import make_embedder
+from agentty_rag.jobs import Stop, Supervisor
 from agentty_rag.state import dense as dense_record
 from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns, request_s
 
@@ -61,8 +62,9 @@ class DenseStatus:
 class DenseBackend:
     """Thread-safe access to the embedding backend for one session."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, jobs: Supervisor | None = None) -> None:
         self.settings = settings
+        self.jobs = jobs if jobs is not None else Supervisor()  # the server's probes and embedding run as its jobs
         self.embedder = embedder if embedder is not None else make_embedder(settings)
         self.status = DenseStatus("unprobed") if settings.dense else DenseStatus("off", "AGENTTY_RAG_DENSE=0")
         self._lock = threading.Lock()
@@ -87,15 +89,33 @@ class DenseBackend:
         """Probe once (bounded); later calls return the known status (or re-probe after a cool-down)."""
         with self._lock:
             due = self._retry_at is not None and time.monotonic() >= self._retry_at
-            if due and self.background:  # the server: probed again in a thread, never inside a search
+            if due and self.background:  # the server: probed again in a job, never inside a search
                 self._retry_at = None
-                threading.Thread(target=self.probe_again, name="agentty-probe", daemon=True).start()
+                self.jobs.start("probe", lambda stop: self.probe_again())
             elif self.status.state == "unprobed" or due:
                 self._probe()
             return self.status
 
+    def wait_available(self, stop: Stop) -> DenseStatus:
+        """Wait, in a background job, until the probes find the embedding server (or it is off, or ``stop``):
+        each probe comes when it is due (``REPROBE_AFTER_S``, then every ``AGENTTY_RAG_DENSE_RETRY_S``), so an
+        embedding server started after the agent makes the session hybrid without a restart."""
+        status = self.ensure()
+        while status.state == "unavailable" and not stop.requested:
+            probing = self.jobs.job("probe")
+            if probing is not None and probing.alive:
+                probing.join()  # a probe is bounded by its own time-out
+            else:
+                with self._lock:
+                    due = self._retry_at
+                if due is None:
+                    return status  # no probe comes (the command line)
+                stop.wait(due - time.monotonic())
+            status = self.ensure()
+        return status
+
     def probe_again(self) -> DenseStatus:
-        """The server's probe of a leg found unavailable, in a thread: the request holds no lock (searches
+        """The server's probe of a leg found unavailable, in a job: the request holds no lock (searches
         meanwhile answer lexically, as before) and waits as long as a batch of documents may, so that a server
         still loading its model answers. Once it is ready, the next search embeds what has no vector; while it
         does not answer, another probe is due after the next wait."""

@@ -1,6 +1,6 @@
 """The session's dense leg: the embedding backend (``dense_backend.py``) and the vectors of the indexes it serves.
 
-An index's missing vectors are filled in by a background thread (the server, one thread per index at a time)
+An index's missing vectors are filled in by a background job (the server, ``embed:NAME``, one per index at a time)
 or a few at a time before a search (the command line): the code index's definitions first, then the
 documentation, then the rest of the code (``paced.TIERS``), each distinct text once. The leg check says which
 leg to trust for each index; ``mode`` says truthfully how a result was ranked; the server tells ``status``
@@ -19,6 +19,7 @@ from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
+from agentty_rag.jobs import Job, Supervisor
 from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
@@ -43,10 +44,9 @@ REPORT_EVERY_S = 2.0
 class DenseLeg(DenseBackend):
     """The embedding backend of one session, and the vectors of its indexes."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
-        super().__init__(settings, embedder)
-        self._guard = threading.Lock()  # the threads and facts below; never held over a network call
-        self._embedding: dict[str, threading.Thread] = {}
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, jobs: Supervisor | None = None) -> None:
+        super().__init__(settings, embedder, jobs)
+        self._guard = threading.Lock()  # the facts below; never held over a network call
         self._claimed: set[str] = set()  # the indexes being embedded now (one thread at a time each)
         # After a failed batch, an index's background embedding waits (as the probe does: 2, 4 … 32 s, at most
         # AGENTTY_RAG_DENSE_RETRY_S): a server that fails every batch is not sent one per search.
@@ -268,26 +268,17 @@ class DenseLeg(DenseBackend):
             waits = self._embed_waits.setdefault(name, iter(REPROBE_AFTER_S))
             self._embed_after[name] = time.monotonic() + min(next(waits, retry), retry)
 
-    def _schedule(self, index: CorpusIndex) -> None:
-        name = index.config.name
-        with self._guard:
-            running = self._embedding.get(name)
-            if running is not None and running.is_alive():
-                return
-            if time.monotonic() < self._embed_after.get(name, 0.0):
-                return  # a batch failed: the back-off
-            thread = threading.Thread(target=self._embed_in_background, args=(index,), name=f"agentty-embed-{name}")
-            thread.daemon = True
-            self._embedding[name] = thread
-            thread.start()
+    def embed_in_background(self, index: CorpusIndex) -> Job:
+        """``embed_all`` as the job ``embed:NAME`` (the one running, if any). A failure the embedding server
+        answers with is its back-off (``_back_off``); anything else raises to the supervisor, which logs it,
+        shows it in ``status`` and runs the job again after its own back-off."""
+        return self.jobs.start(f"embed:{index.config.name}", lambda stop: self.embed_all(index))
 
-    def _embed_in_background(self, index: CorpusIndex) -> None:
-        """``embed_all`` in the server's thread: whatever a batch meets, the thread ends with a log line, and the
-        next search starts another (a thread that died with an error would leave the index unembedded)."""
-        try:
-            self.embed_all(index)
-        except Exception:  # the thread's top level: it must never take the session's embedding down
-            log.exception("embedding the %s index failed; the next search tries again", index.config.name)
+    def _schedule(self, index: CorpusIndex) -> None:
+        with self._guard:
+            if time.monotonic() < self._embed_after.get(index.config.name, 0.0):
+                return  # a batch failed: the back-off
+        self.embed_in_background(index)
 
     def index_status(self, index: CorpusIndex, known: EmbeddingProfile | None = None) -> dict[str, object]:
         """The backend's state and how much of an index has vectors (probes if not done yet). ``known``: the

@@ -21,9 +21,9 @@ from agentty_rag.errors import BadRequest
 from agentty_rag.retrieve.pipeline import Filters
 from agentty_rag.source_kinds import choice_names, chosen_kind
 from agentty_rag.sources.walker import is_inside
+from agentty_rag.types import MAX_K
 from agentty_rag.workspace.places import Places
 
-MAX_K = 50
 MAX_QUERY_CHARS = 4000
 
 # What a search answers with:

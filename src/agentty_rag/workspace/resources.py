@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from agentty_rag.config import Settings
+from agentty_rag.jobs import Supervisor
 from agentty_rag.mcp_resources.approval import Approvals
 from agentty_rag.mcp_resources.hub import ResourceHub
 from agentty_rag.mcp_resources.model import ReaderOptions, Snapshot
@@ -30,8 +31,9 @@ class WorkspaceResources:
             servers' first load up to ``AGENTTY_RAG_BUILD_WAIT_MS``.
     """
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, jobs: Supervisor | None = None) -> None:
         self.enabled = settings.mcp_enabled
+        self._jobs = jobs
         self._root = root
         self._settings = settings
         self._wait_s = settings.build_wait_ms / 1000
@@ -52,7 +54,9 @@ class WorkspaceResources:
             return None
         with self._guard:
             if self._hub is None:
-                self._hub = ResourceHub(self.configured(), ReaderOptions.from_settings(self._settings)).start()
+                self._hub = ResourceHub(
+                    self.configured(), ReaderOptions.from_settings(self._settings), jobs=self._jobs
+                ).start()
             return self._hub
 
     @property

@@ -23,6 +23,7 @@ from agentty_rag.config import Settings
 from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors.dense import EmbeddingProfile, Vector
+from agentty_rag.jobs import Supervisor, parse_faults
 from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.parsed import ParsedQuery, parse_query
 from agentty_rag.retrieve.pipeline import Filters, Plan, Retrieved, search
@@ -38,13 +39,19 @@ from agentty_rag.workspace.places import Places, index_config, nothing_held, not
 from agentty_rag.workspace.request import SearchRequest, code_request, docs_request, ranking_request
 from agentty_rag.workspace.resources import WorkspaceResources
 
+# How long closing a workspace waits in all for its background jobs to stop (a job inside a network call or a
+# build's part ends by itself later: the process's exit does not wait for it).
+CLOSE_WAIT_S = 2.0
+
 
 class Workspace:
     """The indexes and searches of one workspace root."""
 
     def __init__(self, root: Path, settings: Settings, start: Path | None = None) -> None:
+        # Every background job of this workspace (the server's builds, embedding, probes, watcher, reconciling).
+        self.jobs = Supervisor(faults=parse_faults(settings.job_faults))
         # Other MCP servers' resources (AGENTTY_RAG_MCP=1): their servers start when a search first reads them.
-        self.resources = WorkspaceResources(Path(os.path.realpath(root)), settings)
+        self.resources = WorkspaceResources(Path(os.path.realpath(root)), settings, self.jobs)
         provider = self.resources.snapshot if settings.mcp_enabled else None
         self.places = Places(Path(os.path.realpath(root)), settings, provider)
         self.root = self.places.root
@@ -56,10 +63,10 @@ class Workspace:
         self.state_dir = self.places.state_dir
         self._indexes: dict[str, CorpusIndex] = {}
         self._guard = threading.Lock()
-        self.dense = DenseLeg(settings)
-        self.background_builds = False  # the server builds in a thread, never inside a request
+        self.dense = DenseLeg(settings, jobs=self.jobs)
+        self.background_builds = False  # the server builds in a job, never inside a request
         self.closed = False  # set by close(): background work leaves it at its next step
-        self.builds = Builds(self.root, self.index, settings.build_batch, lambda: self.closed)
+        self.builds = Builds(self.root, self.index, settings.build_batch, self.jobs)
 
     # -- where things are -----------------------------------------------------------------------------------
 
@@ -132,7 +139,7 @@ class Workspace:
         except IndexNotBuilt:
             attempt = self._after_build(name, lookup)
         if attempt is not None and index.partial is not None:
-            self.builds.thread(name)  # a build in parts an earlier process left unfinished goes on here
+            self.builds.start(name)  # a build in parts an earlier process left unfinished goes on here
         if attempt is None:
             done, total = index.build_state
             progress = f" ({done} of {total} files)" if total else ""
@@ -145,7 +152,7 @@ class Workspace:
         deadline). A build already past its first part when the index needed building again (a translation
         a question added) is waited for to its end, and a new one started if it is needed still."""
         for _ in range(3):
-            builder = self.builds.thread(name)
+            builder = self.builds.start(name)
             if not self.builds.wait_searchable(name, lookup.deadline - time.monotonic()):
                 return None
             try:
@@ -331,8 +338,12 @@ class Workspace:
         return retrieved
 
     def close(self) -> None:
-        """Close the indexes no thread is using (a busy one is left to the process's exit) and connections."""
+        """Stop the background jobs (waiting a little for each to see it), then close the indexes no thread is
+        using (a busy one is left to the process's exit) and the connections."""
         self.closed = True
+        self.jobs.stop.set()  # every job sees it at its next step, while the resource servers stop
+        self.resources.close()
+        self.jobs.close(CLOSE_WAIT_S)
         with self._guard:
             indexes = list(self._indexes.values())
         for index in indexes:
@@ -340,7 +351,6 @@ class Workspace:
                 if held:
                     index.close()
         self.dense.close()
-        self.resources.close()
         close_generators()  # the expansion stages' connections (the next search probes again)
 
 
