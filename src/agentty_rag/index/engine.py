@@ -242,9 +242,16 @@ class CorpusIndex(LexicalSearch):
             return self._mirror.vector_coverage()
 
     def embed_missing(
-        self, embedder: Embedder, batch: int = 32, limit: int | None = None, progress: Progress | None = None
+        self,
+        embedder: Embedder,
+        batch: int = 32,
+        limit: int | None = None,
+        progress: Progress | None = None,
+        definitions: bool | None = None,
     ) -> int:
-        """Embed live chunks that have no vector yet (at most ``limit``); returns how many were embedded.
+        """Embed live chunks that have no vector yet (at most ``limit``; of ``definitions``: every chunk when
+        None, the code definitions only when True, the others when False); returns how many were embedded.
+        Chunks whose embedded text is the same share one text of a request, and its vector.
 
         The network calls run without the index lock, so searches go on meanwhile.
         """
@@ -256,16 +263,22 @@ class CorpusIndex(LexicalSearch):
             with self._lock:
                 self._mirror.sync()
                 generation = self._mirror.generation
-                missing = self._mirror.unembedded(vectors, batch if limit is None else min(batch, limit - done))
+                wanted = batch if limit is None else min(batch, limit - done)
+                missing = self._mirror.unembedded(vectors, wanted, definitions)
                 have, live = self.vector_coverage()
                 if not missing:
-                    if have < live:
+                    if have < live and definitions is None:
                         vectors.load()  # another process embedded them
                     return done
-            embedded = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
-            of_shape(embedded, len(missing), profile.dimension)  # a batch unlike the probe fails, unkept
+            texts: dict[str, str] = {}  # one text per embed hash, in slot order
+            for _, text_hash, chunk in missing:
+                texts.setdefault(text_hash, embed_text(chunk))
+            embedded = embedder.embed(list(texts.values()), "document")
+            of_shape(embedded, len(texts), profile.dimension)  # a batch unlike the probe fails, unkept
+            row = {text_hash: i for i, text_hash in enumerate(texts)}
             with self._lock:
-                vectors.put([slot for slot, _, _ in missing], [h for _, h, _ in missing], embedded)
+                hashes = [h for _, h, _ in missing]
+                vectors.put([slot for slot, _, _ in missing], hashes, embedded[[row[h] for h in hashes]])
                 if self._mirror.generation != generation:  # the slots may hold other chunks now
                     self._mirror.sync()
                     vectors.load()
