@@ -248,10 +248,12 @@ class CorpusIndex(LexicalSearch):
         limit: int | None = None,
         progress: Progress | None = None,
         definitions: bool | None = None,
+        stopped: Callable[[], bool] = lambda: False,
     ) -> int:
         """Embed live chunks that have no vector yet (at most ``limit``; of ``definitions``: every chunk when
         None, the code definitions only when True, the others when False); returns how many were embedded.
-        Chunks whose embedded text is the same share one text of a request, and its vector.
+        Chunks whose embedded text is the same share one text of a request, and its vector. ``stopped`` is
+        asked before each request (a closing server's job ends there).
 
         The network calls run without the index lock, so searches go on meanwhile.
         """
@@ -259,7 +261,7 @@ class CorpusIndex(LexicalSearch):
         if vectors is None or profile is None:
             return 0
         done = 0
-        while limit is None or done < limit:
+        while (limit is None or done < limit) and not stopped():
             with self._lock:
                 self._mirror.sync()
                 generation = self._mirror.generation

@@ -19,7 +19,7 @@ from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
-from agentty_rag.jobs import Job, Supervisor
+from agentty_rag.jobs import Job, Stop, Supervisor
 from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
@@ -90,7 +90,11 @@ class DenseLeg(DenseBackend):
                 self._failed(error.reason)
 
     def embed_all(
-        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None, check: bool = True
+        self,
+        index: CorpusIndex,
+        progress: Callable[[int, int, str], None] | None = None,
+        check: bool = True,
+        stop: Stop | None = None,
     ) -> int:
         """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up), then
         (unless ``check`` is False: rag-bench times it apart) find the neighbourhoods of the code index's vectors
@@ -104,7 +108,7 @@ class DenseLeg(DenseBackend):
                 return 0  # another thread embeds it (the warm-up, or a search's): two would send every batch twice
             self._claimed.add(name)
         try:
-            return self._embed_all(index, status.profile, progress, check)
+            return self._embed_all(index, status.profile, progress, check, stop)
         finally:
             with self._guard:
                 self._claimed.discard(name)
@@ -115,10 +119,13 @@ class DenseLeg(DenseBackend):
         profile: EmbeddingProfile,
         progress: Callable[[int, int, str], None] | None,
         check: bool,
+        stop: Stop | None,
     ) -> int:
         try:
             index.use_embeddings(profile)
-            done = self._embed_tiers(index, progress)
+            done = self._embed_tiers(index, progress, stop)
+            if stop is not None and stop.requested:
+                return done
             with self._guard:
                 self._embed_waits.pop(index.config.name, None)
                 self._embed_after.pop(index.config.name, None)
@@ -140,7 +147,9 @@ class DenseLeg(DenseBackend):
             index.recover(error)
             return 0
 
-    def _embed_tiers(self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None) -> int:
+    def _embed_tiers(
+        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None, stop: Stop | None
+    ) -> int:
         """Embed what the index lacks, tier by tier (``paced.TIERS``): a code index's definitions, then its other
         chunks; any other index's chunks as documentation. The server's requests go through ``paced`` (queries
         first, then the earlier tiers of every index)."""
@@ -153,14 +162,17 @@ class DenseLeg(DenseBackend):
             if progress is not None:
                 progress(have, live, phase)
 
+        def stopped() -> bool:
+            return stop is not None and stop.requested
+
         self._progressed(name, *index.vector_coverage())
         done = 0
         for tier, definitions in tiers:
             if not self.background:
-                done += index.embed_missing(self.embedder, self.settings.embed_batch, None, tell, definitions)
+                done += index.embed_missing(self.embedder, self.settings.embed_batch, None, tell, definitions, stopped)
                 continue
             with self.paced.tiered(tier) as paced:  # the server's: queries go first, then the earlier tiers
-                done += index.embed_missing(paced, self.settings.embed_batch, None, tell, definitions)
+                done += index.embed_missing(paced, self.settings.embed_batch, None, tell, definitions, stopped)
         return done
 
     def _progressed(self, name: str, have: int, live: int) -> None:
@@ -272,7 +284,7 @@ class DenseLeg(DenseBackend):
         """``embed_all`` as the job ``embed:NAME`` (the one running, if any). A failure the embedding server
         answers with is its back-off (``_back_off``); anything else raises to the supervisor, which logs it,
         shows it in ``status`` and runs the job again after its own back-off."""
-        return self.jobs.start(f"embed:{index.config.name}", lambda stop: self.embed_all(index))
+        return self.jobs.start(f"embed:{index.config.name}", lambda stop: self.embed_all(index, stop=stop))
 
     def _schedule(self, index: CorpusIndex) -> None:
         with self._guard:
