@@ -48,6 +48,9 @@ _CACHE_SIZE = 256
 # After a failed first probe, the server's next ones (seconds): soon, for an embedding server started with the
 # agent or still loading its model, then every AGENTTY_RAG_DENSE_RETRY_S.
 REPROBE_AFTER_S = (2, 4, 8, 16, 32)
+# Until the embedding server first answers, the server probes at least this often: one started after the agent
+# (a probe with nothing listening is a refused connection, nearly free) makes the session hybrid within seconds.
+FIRST_ANSWER_EVERY_S = 15
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,8 @@ class DenseBackend:
             if self.background:
                 retry = self.settings.dense_retry_s
                 wait = min(next(self._waits, retry), retry) if self._cooling else next(self._waits, retry)
+                if not self.ever_ready:
+                    wait = min(wait, FIRST_ANSWER_EVERY_S)
                 self._retry_at = time.monotonic() + wait
             (log.debug if again else log.info)("dense leg unavailable: %s", reason)
         self.report()
