@@ -45,6 +45,12 @@ class Document:
     first_line: int = 1  # where ``text`` starts in its file (memory facts in a JSONL log)
 
 
+# Kinds of code chunk that define something (as opposed to grouped top-level statements or windows).
+DEFINITION_KINDS = frozenset(
+    {"function", "method", "class", "struct", "interface", "enum", "type", "impl", "module", "namespace", "macro"}
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A retrievable passage with its provenance."""
@@ -155,4 +161,15 @@ class SearchResult:
     partial: str = ""  # "421 of 1,301 files" while the index's first build is still adding parts
 
 
-__all__ = ["NOTE", "ORIGIN_END", "Chunk", "Document", "FileStamp", "Funnel", "Hit", "SearchResult", "SourceKind"]
+__all__ = [
+    "DEFINITION_KINDS",
+    "NOTE",
+    "ORIGIN_END",
+    "Chunk",
+    "Document",
+    "FileStamp",
+    "Funnel",
+    "Hit",
+    "SearchResult",
+    "SourceKind",
+]

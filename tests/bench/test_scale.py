@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentty_rag.bench import scale
 from tests.bench.conftest import rag_bench
 from tests.conftest import FIXTURES, write
 
@@ -32,11 +34,17 @@ def test_scale_measures_each_tree_where_it_is_and_writes_nothing_there(tmp_path:
         assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["disk_mb"] > 0
         assert row["search_p50_ms"] <= row["search_p95_ms"] and row["queries"] >= 1
         assert row["bm25s"]["documents"] == row["files"] and row["bm25s"]["disk_mb"] > 0
+        assert row["build_vs_bm25s"] == pytest.approx(row["build_s"] / row["bm25s"]["build_s"])
+        assert row["disk_vs_bm25s"] == pytest.approx(row["disk_mb"] / row["bm25s"]["disk_mb"])
         assert len(row["query_texts"]) == row["queries"]  # a peer tool is timed on the same questions
     assert rows[1]["files"] > rows[0]["files"]
     table = done.stdout.splitlines()
     assert table[0] == "rag-bench scale · code index, BM25 mode · 2 trees"
     assert any(line.startswith("larger ") for line in table)
+    header = next(line for line in table if line.startswith("tree "))
+    assert header.rstrip().endswith("build ÷ bm25s  disk ÷ bm25s")
+    larger_line = next(line for line in table if line.startswith("larger "))
+    assert larger_line.split()[-2:] == [f"{rows[1]['build_vs_bm25s']:.1f}×", f"{rows[1]['disk_vs_bm25s']:.1f}×"]
     assert not any("backend" in line or "search RSS" in line for line in table)  # asked for by --backends only
 
 
@@ -48,6 +56,7 @@ def test_scale_applies_the_file_cap_it_is_given(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(out.read_text())["trees"]
     assert row["files"] == 5 and "bm25s" not in row
+    assert "build_vs_bm25s" not in row and "disk_vs_bm25s" not in row  # nothing to divide by
 
 
 def test_scale_measures_each_tree_once_per_backend_it_is_given(tmp_path: Path) -> None:
@@ -73,6 +82,8 @@ def test_scale_measures_each_tree_once_per_backend_it_is_given(tmp_path: Path) -
         assert row["build_s"] > 0 and row["peak_rss_mb"] > 0 and row["search_peak_rss_mb"] > 0
         assert row["search_p50_ms"] <= row["search_p95_ms"]
     assert "bm25s" in local and "bm25s" not in qdrant and "bm25s" not in shared  # it does not depend on the backend
+    for row in (local, qdrant, shared):  # each row's cost against the tree's one reference
+        assert row["disk_vs_bm25s"] == pytest.approx(row["disk_mb"] / local["bm25s"]["disk_mb"])
     table = done.stdout.splitlines()
     assert table[0] == "rag-bench scale · code index, BM25 mode · 1 trees · backends local, qdrant, shared"
     assert [line.split()[:2] for line in table if line.startswith("tree ")] == [["tree", "backend"]]
@@ -87,3 +98,19 @@ def test_scale_refuses_a_backend_it_does_not_know(tmp_path: Path) -> None:
 def test_scale_refuses_a_tree_that_is_not_a_folder(tmp_path: Path) -> None:
     done = rag_bench("scale", str(tmp_path / "missing"))
     assert done.returncode == 2 and "is not a folder" in done.stderr
+
+
+def test_the_scale_table_divides_the_build_and_the_disk_by_the_reference_s() -> None:
+    row: dict[str, Any] = {
+        "tree": "/src/big", "backend": "local", "files": 2000, "chunks": 40000, "build_s": 9.0, "peak_rss_mb": 150.0,
+        "disk_mb": 25.0, "freshness_ms": 14.0, "search_p50_ms": 40.0, "search_p95_ms": 50.0, "ranking_p50_ms": 11.0,
+        "bm25s": {"build_s": 3.0, "query_p50_ms": 0.2, "disk_mb": 5.0},
+    }  # fmt: skip
+    alone = {**row, "tree": "/src/alone", "bm25s": None}
+    row.update(scale.ratios(row, row["bm25s"]))
+    assert (row["build_vs_bm25s"], row["disk_vs_bm25s"]) == (3.0, 5.0)
+    lines = scale.table([row, alone], by_backend=False).splitlines()
+    assert lines[0].split("  ")[0] == "tree" and lines[0].rstrip().endswith("build ÷ bm25s  disk ÷ bm25s")
+    assert lines[1].split()[-2:] == ["3.0×", "5.0×"]
+    assert lines[2].split()[-2:] == ["—", "—"]  # no reference: nothing to divide by
+    assert scale.ratios(row, {"build_s": 0.0, "disk_mb": 0.0}) == {}

@@ -246,3 +246,18 @@ def test_a_preview_names_eight_counts_then_how_many_more() -> None:
 
 def test_counts_read_as_words() -> None:
     assert (counted(1, "file"), counted(2480, "file"), counted(0, "chunk")) == ("1 file", "2,480 files", "0 chunks")
+
+
+def test_a_leg_embedding_in_a_running_server_shows_its_rate_time_left_and_the_servers_words() -> None:
+    """Status's own probe was not answered (the embedding server is busy with the server's batches): the vectors
+    are counted by the server's model, and the server's leg says it is ready and when it was last answered."""
+    code = _index(
+        "code",
+        chunks=40_000,
+        dense=Vectors("unavailable", "unavailable: timeout", 2_464, 40_000, "", True, 16.8, 2_234.0),
+    )
+    server = "the server (pid 42): ready: m (384-d) at http://h; the embedding server last answered it 2 s ago"
+    dense = Dense("unavailable", "unavailable: timeout", True, False, server, "ready", None, 2.0)
+    lines = render_status(_report(indexes={"code": code}, dense=dense)).splitlines()
+    assert "  vectors: 2,464 of 40,000 chunks embedded (16.8 a second, about 37 min left)" in lines
+    assert lines[lines.index("dense: unavailable: timeout") + 1] == f"  {server}"

@@ -285,3 +285,44 @@ def test_an_index_is_embedded_by_one_thread_at_a_time(tmp_path: Path) -> None:
     warming.join(60)
     assert first == [len(DOCS)] and index.vector_coverage() == (len(DOCS), len(DOCS))
     assert slow.requests == 1  # one batch, sent once
+
+
+def test_closing_the_workspace_ends_its_embedding_job_before_the_next_request(tmp_path: Path) -> None:
+    """A server shutting down while its background job embeds: the request in flight is answered, the job
+    sends no other and ends (it does not keep the process's exit waiting for a whole index)."""
+    write(tmp_path, PAGES)
+    workspace = Workspace(
+        tmp_path,
+        load_settings({"AGENTTY_EMBED_BACKEND": "fake", "AGENTTY_RAG_LEG_CHECK": "0", "AGENTTY_RAG_EMBED_BATCH": "4"}),
+    )
+    OPEN_WORKSPACES.append(workspace)
+    slow = _Slow()
+    workspace.dense.embedder = workspace.dense.paced.inner = slow  # the server's requests go through paced
+    workspace.background_embedding = True
+    index = workspace.index("docs")
+    index.refresh()
+    job = workspace.dense.embed_in_background(index)
+    assert slow.holding.wait(60)  # the first request is in flight
+    workspace.jobs.stop.set()  # what close() does first
+    slow.go.set()
+    assert job.join(60)
+    assert slow.requests == 1 and workspace.jobs.happened("embed:docs", "stopped")
+    assert 0 < index.vector_coverage()[0] < index.vector_coverage()[1]
+
+
+def test_until_the_embedding_server_first_answers_the_server_probes_at_least_every_15_seconds(tmp_path: Path) -> None:
+    """An embedding server started after the agent is found within seconds, whenever it starts: the waits
+    between the server's probes grow (2, 4, 8 s) but never past 15 s before the first answer."""
+    workspace = _ws(tmp_path, AGENTTY_RAG_DENSE_RETRY_S="600")
+    workspace.background_embedding = True
+    _fake(workspace).failing = "connection refused"
+    assert workspace.dense.ensure().state == "unavailable"
+    waits = []
+    for _ in range(8):
+        wait = workspace.dense.probe_in_s()
+        assert wait is not None
+        waits.append(round(wait))
+        workspace.dense.probe_again()  # what the probe job runs when the wait is over
+    assert waits == [2, 4, 8, 15, 15, 15, 15, 15]
+    _fake(workspace).failing = ""
+    assert workspace.dense.probe_again().state == "ready"

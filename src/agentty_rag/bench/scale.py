@@ -11,7 +11,8 @@ Each tree is measured where it is: its files are only read, and its index is bui
   ranking alone, p50 and p95 over a known-item query set, in a process of its own (its peak RSS: what a
   searching process holds);
 * when ``bm25s`` is installed: the same files as whole-file BM25 (``bm25s`` defaults), its build time, query
-  p50 and size on disk, measured in the same run as the reference.
+  p50 and size on disk, measured in the same run as the reference, and what the index costs against it: the
+  full build's time and the disk's size, each divided by bm25s's (``build_vs_bm25s``, ``disk_vs_bm25s``).
 
 ``--backends local,qdrant,shared`` measures each tree once per backend of the code index
 (``AGENTTY_RAG_BACKEND``; ``shared``: a machine's first start from a shared index, published from a build
@@ -72,7 +73,11 @@ def add_parser(commands: Any) -> None:
     scale.add_argument("--queries", type=int, default=50, help="known-item queries per tree (default 50)")
     scale.add_argument("--seed", type=int, default=13, help="seed of the query sets (default 13)")
     scale.add_argument("--max-files", type=int, help="AGENTTY_RAG_CODE_MAX_FILES for these runs (default: yours)")
-    scale.add_argument("--no-baseline", action="store_true", help="skip the whole-file bm25s reference")
+    scale.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the whole-file bm25s reference (and the build ÷ bm25s, disk ÷ bm25s columns)",
+    )
     scale.add_argument(
         "--backends",
         type=_backends,
@@ -211,6 +216,17 @@ def _baseline(root: Path, env: Mapping[str, str], queries: Sequence[str], state_
     return figures
 
 
+def ratios(row: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[str, float]:
+    """What the index costs against the bm25s reference of the same tree: its full build's time and its size
+    on disk, each divided by the reference's (none for a reference that measured nothing)."""
+    out = {}
+    if reference.get("build_s"):
+        out["build_vs_bm25s"] = row["build_s"] / reference["build_s"]
+    if reference.get("disk_mb"):
+        out["disk_vs_bm25s"] = row["disk_mb"] / reference["disk_mb"]
+    return out
+
+
 def _bm25s_missing() -> str:
     import importlib.util
 
@@ -224,10 +240,12 @@ def measure_tree(
     progress: Progress,
     baseline: bool = True,
     backend: str | None = None,
+    reference: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every figure of one tree with one backend (``backend``, else ``env``'s); the bm25s reference too when
-    ``baseline``. For ``shared`` the index is published from a build first, and the build measured is a
-    machine's first start from it."""
+    ``baseline`` (or ``reference``, the one measured for the tree's first row: the ratios to it). For
+    ``shared`` the index is published from a build first, and the build measured is a machine's first start
+    from it."""
     backend = backend or load_settings(env).backend
     name = root.name if args.backends is None else f"{root.name} ({backend})"
     with tempfile.TemporaryDirectory(prefix="rag-bench-scale-") as temporary:
@@ -256,13 +274,14 @@ def measure_tree(
         row.update(searched)
         if baseline and not args.no_baseline and not _bm25s_missing():
             progress(f"{name}: whole-file bm25s")
-            reference = Path(temporary) / "reference"
-            reference.mkdir()
-            row["bm25s"] = _baseline(root, env, row["query_texts"], reference)
+            (Path(temporary) / "reference").mkdir()
+            reference = row["bm25s"] = _baseline(root, env, row["query_texts"], Path(temporary) / "reference")
+        if reference:
+            row.update(ratios(row, reference))
     return row  # the query texts stay in the JSON: a peer tool is measured on the same queries
 
 
-def _table(rows: Sequence[Mapping[str, Any]], by_backend: bool) -> str:
+def table(rows: Sequence[Mapping[str, Any]], by_backend: bool) -> str:
     """The scale table; ``by_backend`` adds the backend and the searching process's peak RSS."""
     header = [
         "tree",
@@ -274,6 +293,8 @@ def _table(rows: Sequence[Mapping[str, Any]], by_backend: bool) -> str:
         "search_code p50 / p95",
         "ranking p50",
         "bm25s build / query / disk",
+        "build ÷ bm25s",
+        "disk ÷ bm25s",
     ]
     if by_backend:
         header[1:1] = ["backend"]
@@ -295,6 +316,8 @@ def _table(rows: Sequence[Mapping[str, Any]], by_backend: bool) -> str:
                 if reference
                 else "—"
             ),
+            f"{row['build_vs_bm25s']:.1f}×" if "build_vs_bm25s" in row else "—",
+            f"{row['disk_vs_bm25s']:.1f}×" if "disk_vs_bm25s" in row else "—",
         ]
         if by_backend:
             cells[1:1] = [row["backend"]]
@@ -323,8 +346,11 @@ def run_scale(args: argparse.Namespace) -> int:
     progress = Progress()
     rows: list[dict[str, Any]] = []
     for tree in trees:
+        reference = None
         for number, (backend, variant) in enumerate(variants):
-            rows.append(measure_tree(tree, variant, args, progress, baseline=number == 0, backend=backend))
+            row = measure_tree(tree, variant, args, progress, number == 0, backend, reference)
+            reference = reference or row.get("bm25s")  # the tree's reference, for the ratios of its other rows
+            rows.append(row)
             if args.json:  # after every row: a long run stopped half-way keeps what it measured
                 write_json(args.json, {"version": __version__, "machine": machine(), "settings": env, "trees": rows})
     progress.done()
@@ -335,8 +361,8 @@ def run_scale(args: argparse.Namespace) -> int:
     if missing:
         print(missing)
     print()
-    print(_table(rows, by_backend=args.backends is not None))
+    print(table(rows, by_backend=args.backends is not None))
     return 0
 
 
-__all__ = ["add_parser", "child", "measure_tree", "run_scale"]
+__all__ = ["add_parser", "child", "measure_tree", "ratios", "run_scale", "table"]

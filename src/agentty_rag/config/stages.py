@@ -211,9 +211,9 @@ class DenseSettings:
     dense_retry_s: int = integer(
         "AGENTTY_RAG_DENSE_RETRY_S",
         60,
-        "After repeated embedding failures mid-session, how long the dense leg stays off before a new probe; "
-        "in the server, also how often it probes again, after its first minute, an embedding server that did "
-        "not answer.",
+        "After repeated embedding failures mid-session, the longest the dense leg stays off between probes "
+        "(it is probed again after 2, 4 … 32 s, at most this); in the server, also how often it probes again, "
+        "after its first minute, an embedding server that did not answer.",
         low=1,
         high=86_400,
     )

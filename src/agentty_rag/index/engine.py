@@ -242,9 +242,18 @@ class CorpusIndex(LexicalSearch):
             return self._mirror.vector_coverage()
 
     def embed_missing(
-        self, embedder: Embedder, batch: int = 32, limit: int | None = None, progress: Progress | None = None
+        self,
+        embedder: Embedder,
+        batch: int = 32,
+        limit: int | None = None,
+        progress: Progress | None = None,
+        definitions: bool | None = None,
+        stopped: Callable[[], bool] = lambda: False,
     ) -> int:
-        """Embed live chunks that have no vector yet (at most ``limit``); returns how many were embedded.
+        """Embed live chunks that have no vector yet (at most ``limit``; of ``definitions``: every chunk when
+        None, the code definitions only when True, the others when False); returns how many were embedded.
+        Chunks whose embedded text is the same share one text of a request, and its vector. ``stopped`` is
+        asked before each request (a closing server's job ends there).
 
         The network calls run without the index lock, so searches go on meanwhile.
         """
@@ -252,20 +261,26 @@ class CorpusIndex(LexicalSearch):
         if vectors is None or profile is None:
             return 0
         done = 0
-        while limit is None or done < limit:
+        while (limit is None or done < limit) and not stopped():
             with self._lock:
                 self._mirror.sync()
                 generation = self._mirror.generation
-                missing = self._mirror.unembedded(vectors, batch if limit is None else min(batch, limit - done))
+                wanted = batch if limit is None else min(batch, limit - done)
+                missing = self._mirror.unembedded(vectors, wanted, definitions)
                 have, live = self.vector_coverage()
                 if not missing:
-                    if have < live:
+                    if have < live and definitions is None:
                         vectors.load()  # another process embedded them
                     return done
-            embedded = embedder.embed([embed_text(chunk) for _, _, chunk in missing], "document")
-            of_shape(embedded, len(missing), profile.dimension)  # a batch unlike the probe fails, unkept
+            texts: dict[str, str] = {}  # one text per embed hash, in slot order
+            for _, text_hash, chunk in missing:
+                texts.setdefault(text_hash, embed_text(chunk))
+            embedded = embedder.embed(list(texts.values()), "document")
+            of_shape(embedded, len(texts), profile.dimension)  # a batch unlike the probe fails, unkept
+            row = {text_hash: i for i, text_hash in enumerate(texts)}
             with self._lock:
-                vectors.put([slot for slot, _, _ in missing], [h for _, h, _ in missing], embedded)
+                hashes = [h for _, h, _ in missing]
+                vectors.put([slot for slot, _, _ in missing], hashes, embedded[[row[h] for h in hashes]])
                 if self._mirror.generation != generation:  # the slots may hold other chunks now
                     self._mirror.sync()
                     vectors.load()

@@ -83,6 +83,8 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
     code = report.indexes.get("code")
     lines.append(f"backend: {code.backend if code is not None else 'local'}")
     lines.append(f"dense: {report.dense.description}")
+    if report.dense.server:
+        lines.append(f"  {report.dense.server}")
     if report.generation:
         lines.append(f"generation: {report.generation}")
     lines.extend(_job_lines(report.jobs, verbose))
@@ -90,6 +92,18 @@ def render_status(report: StatusReport, verbose: bool = False) -> str:
         lines.append("next:")
         lines.extend(f"  - {step}" for step in report.next)
     return "\n".join(lines)
+
+
+def _pace(state: IndexState) -> str:
+    """`` (14.2 a second, about 45 min left)`` while a running server embeds the index, else ""."""
+    vectors = state.dense
+    if vectors.rate <= 0 or vectors.embedded >= vectors.chunks:
+        return ""
+    left = vectors.eta_s
+    if left is None:
+        return f" ({vectors.rate:.1f} a second)"
+    when = f"{left:.0f} s" if left < 120 else f"{left / 60:.0f} min" if left < 7200 else f"{left / 3600:.1f} h"
+    return f" ({vectors.rate:.1f} a second, about {when} left)"
 
 
 def _job_lines(jobs: tuple[Job, ...], verbose: bool) -> list[str]:
@@ -144,8 +158,8 @@ def _index_lines(name: str, state: IndexState, sources: Sources, verbose: bool) 
         folders = sources.get(spec.status_key) if spec.status_key else None
         if folders is not None:
             lines.extend(_source_lines(spec, folders, state.by_source.get(spec.name, 0)))
-    if state.dense.state == "ready":
-        lines.append(f"  vectors: {state.dense.embedded:,} of {state.dense.chunks:,} chunks embedded")
+    if state.dense.counted or state.dense.state == "ready":
+        lines.append(f"  vectors: {state.dense.embedded:,} of {state.dense.chunks:,} chunks embedded{_pace(state)}")
         if state.dense.leg_check and name == "code":
             lines.append(f"  leg check: {state.dense.leg_check}")
     lines.extend(_skipped_lines(state.skipped))

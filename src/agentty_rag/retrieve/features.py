@@ -11,12 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agentty_rag.types import Chunk
-
-# Kinds of code chunk that define something (as opposed to grouped top-level statements or windows).
-DEFINITION_KINDS = frozenset(
-    {"function", "method", "class", "struct", "interface", "enum", "type", "impl", "module", "namespace", "macro"}
-)
+from agentty_rag.types import DEFINITION_KINDS, Chunk
 
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|testing|spec|specs|test_?utils|fixtures?|testdata|__mocks__)/", re.I)
 _TEST_FILE = re.compile(

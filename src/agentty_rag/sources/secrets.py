@@ -87,6 +87,12 @@ _OWN: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
 )
+# Where a "Secret Keyword" match can hold its secret-sounding word, and the characters of a name before it.
+_SECRET_WORD = re.compile(rf"(?i){_SECRET_WORDS}")
+_SECRET_WORD_LOWER = re.compile(_SECRET_WORDS)  # in an ASCII text's lower case: the same words, ten times faster
+_NAME_CHAR = re.compile(r"(?i)[A-Za-z0-9_.-]")
+# The longest scheme the "Basic Auth Credentials" pattern takes (a letter, then 1 to 20 characters).
+_SCHEME_CHARS = 21
 # Values that are not secrets: templates and variables, placeholders, and names of things.
 _TEMPLATE = re.compile(r"[${}<>%*]|\.\.\.")
 _PLACEHOLDER = re.compile(
@@ -153,12 +159,68 @@ def _own_spans(text: str, lowered: str, prose: _Prose | None) -> Iterator[tuple[
     for kind, markers, pattern in _OWN:
         if not any(marker in lowered for marker in markers):
             continue
-        for match in pattern.finditer(text):
+        if kind == "Secret Keyword":
+            matches = _keyword_matches(pattern, text, lowered)
+        elif kind == "Basic Auth Credentials":
+            matches = _url_matches(pattern, text)
+        else:
+            matches = pattern.finditer(text)
+        for match in matches:
             value = match.group("value")
             if kind not in KEYWORD_ONLY:
                 yield (*match.span("value"), kind)
             elif _is_secret_value(value) and not (prose is not None and prose.example(kind, match)):
                 yield (*match.span("value"), kind)
+
+
+def _keyword_matches(pattern: re.Pattern[str], text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for the "Secret Keyword" pattern, tried only where a match can start.
+
+    A match's name holds a secret-sounding word, with only name characters between the match's start and the
+    word, so every match starts in the run of name characters just before a word that ``_SECRET_WORD`` finds
+    (a word it skips overlaps one it found, and no start fits inside a word). Those starts are tried in
+    order, each once, with ``pattern.match`` (whose look-behind sees the text before it): the same matches as
+    the pattern's own scan, which tries every position of the text and costs seconds on a large tree. An
+    ASCII text's words are found in its lower case (``lowered``: the same positions, and no character there
+    that ignoring case would match otherwise).
+    """
+    words = _SECRET_WORD_LOWER.finditer(lowered) if text.isascii() else _SECRET_WORD.finditer(text)
+    cursor = 0  # no match starts before it: the end of the last one
+    for word in words:
+        end = word.start()
+        if end < cursor:
+            continue
+        start = end
+        while start > cursor and _NAME_CHAR.match(text, start - 1):
+            start -= 1
+        for position in range(start, end + 1):
+            match = pattern.match(text, position)
+            if match is not None:
+                yield match
+                cursor = match.end()
+                break
+        else:
+            cursor = end + 1  # every start up to the word's was tried
+    return
+
+
+def _url_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for the "Basic Auth Credentials" pattern, tried only where a match can
+    start: 2 to ``_SCHEME_CHARS`` characters before a ``://`` (a scheme holds no colon, so the first one after
+    the start), each start once, in order."""
+    cursor = 0  # no match starts before it
+    at = text.find("://")
+    while at != -1:
+        for position in range(max(cursor, at - _SCHEME_CHARS), at - 1):
+            match = pattern.match(text, position)
+            if match is not None:
+                yield match
+                cursor = match.end()
+                break
+        else:
+            cursor = max(cursor, at - 1)
+        at = text.find("://", max(at + 3, cursor))
+    return
 
 
 class _Prose:

@@ -65,8 +65,13 @@ def clear(state_dir: Path) -> None:
 
 
 def _read(state_dir: Path) -> dict[str, object] | None:
+    return read_record(state_dir, WATCH_FILE)
+
+
+def read_record(state_dir: Path, name: str) -> dict[str, object] | None:
+    """A server's record ``name`` in the state folder (None when missing, unsafe or not a JSON object)."""
     try:
-        fd = open_private(state_dir / WATCH_FILE, os.O_RDONLY)
+        fd = open_private(state_dir / name, os.O_RDONLY)
     except (OSError, UnsafeFile):
         return None
     with os.fdopen(fd, "rb") as handle:
@@ -76,6 +81,11 @@ def _read(state_dir: Path) -> dict[str, object] | None:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs."""
+    return _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -127,4 +137,4 @@ def running_server(state_dir: Path) -> str:
     return f"the server (pid {pid}) could not watch the workspace ({problem}): every search scans the tree"
 
 
-__all__ = ["WATCH_FILE", "clear", "record", "record_jobs", "running_server", "server_jobs"]
+__all__ = ["WATCH_FILE", "alive", "clear", "read_record", "record", "record_jobs", "running_server", "server_jobs"]

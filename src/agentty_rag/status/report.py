@@ -7,6 +7,7 @@ Reading never writes: a workspace that was never indexed stays untouched.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -14,12 +15,14 @@ from typing import Any
 
 from agentty_rag.config import Settings
 from agentty_rag.fsguard import read_regular
+from agentty_rag.index.vectors.dense import EmbeddingProfile
 from agentty_rag.index.vectors.local_embedder import INSTALL as LOCAL_INSTALL
 from agentty_rag.render import render_preview
 from agentty_rag.retrieve.generator import generator_for
 from agentty_rag.source_kinds import SOURCES, SourceSpec, kinds_of, source_spec
 from agentty_rag.sources.languages import file_language, named_by_text
 from agentty_rag.sources.text import decode
+from agentty_rag.state.dense import running_leg
 from agentty_rag.state.folder import describe as describe_state_dir
 from agentty_rag.state.watch import running_server, server_jobs
 from agentty_rag.status.types import (
@@ -43,6 +46,9 @@ from agentty_rag.workspace.discovery import Located
 from agentty_rag.workspace.places import index_names, source_folders, switched_on
 from agentty_rag.workspace.service import Workspace
 
+# A running server tells its embedding rate at least this often while it embeds: an older rate is not shown.
+RATE_GOOD_FOR_S = 60.0
+
 # Skip reasons a setting can lift, and the variable that does.
 LIFTED_BY = {
     ("code", "too large"): "AGENTTY_RAG_CODE_MAX_BYTES",
@@ -62,9 +68,13 @@ def kept_indexes() -> tuple[str, ...]:
     return tuple(name for name in index_names() if all(spec.kept for spec in kinds_of(name)))
 
 
-def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexState:
+def index_state(
+    record: Mapping[str, Any], vectors: Mapping[str, Any], embedding: Mapping[str, Any] | None = None
+) -> IndexState:
     """One index's state, from the index's own status record and its vectors' (``CorpusIndex.status``,
-    ``Workspace.dense_status``)."""
+    ``Workspace.dense_status``), and what a running server says of its embedding (``embedding``: its
+    ``rate`` and ``eta_s``; ``counted`` in ``vectors`` when the vectors were counted by a known profile)."""
+    embedding = embedding or {}
     redacted, manifest, skipped = record["redacted"], record["manifest"], record["skipped"]
     return IndexState(
         index=record["index"],
@@ -93,6 +103,9 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
             vectors["embedded"],
             vectors["chunks"],
             vectors.get("leg_check", ""),
+            bool(vectors.get("counted", vectors["state"] == "ready")),
+            float(embedding.get("rate") or 0.0),
+            _number(embedding.get("eta_s")),
         ),
         freshness=record.get("freshness", ""),
         selection=tuple(record.get("selection", ())),
@@ -103,9 +116,15 @@ def index_state(record: Mapping[str, Any], vectors: Mapping[str, Any]) -> IndexS
 
 def gather(workspace: Workspace, located: Located) -> StatusReport:
     """Everything ``status`` reports (``--json`` prints it as is)."""
-    indexes = {
-        name: index_state(workspace.index(name).status(), workspace.dense_status(name)) for name in kept_indexes()
-    }
+    leg = running_leg(workspace.state_dir) if workspace.settings.dense else None  # a server's dense leg
+    known = _profile(leg)
+    embedding = leg.get("indexes") if leg is not None and _age(leg) <= RATE_GOOD_FOR_S else None
+    indexes: dict[str, IndexState] = {}
+    for name in kept_indexes():
+        vectors = {**workspace.dense_status(name, known)}
+        vectors["counted"] = vectors["state"] == "ready" or known is not None
+        told = embedding.get(name) if isinstance(embedding, dict) else None
+        indexes[name] = index_state(workspace.index(name).status(), vectors, told if isinstance(told, dict) else None)
     server = running_server(workspace.state_dir)  # a server's watcher, seen from this process
     if server:
         indexes = {name: replace(state, freshness=server) for name, state in indexes.items()}
@@ -113,13 +132,66 @@ def gather(workspace: Workspace, located: Located) -> StatusReport:
         workspace=Where(str(workspace.root), str(located.start), located.how),
         sources=sources(workspace),
         indexes=indexes,
-        dense=Dense(workspace.dense.status.state, workspace.dense.describe(), workspace.settings.dense_configured),
+        dense=dense_state(workspace, leg),
         next=(),
         mcp=mcp_resources(workspace),
         state=describe_state_dir(workspace.state_dir),
         jobs=tuple(Job(key, failures, text) for key, failures, text in server_jobs(workspace.state_dir)),
     )
     return replace(report, next=tuple(next_steps(workspace, report)), generation=generation(workspace.settings))
+
+
+def dense_state(workspace: Workspace, leg: Mapping[str, Any] | None) -> Dense:
+    """The embedding backend as this process's probe found it, and as a running server's leg says it is
+    (``leg``, ``state/dense.py``): its state, when it probes again, when the embedding server last answered."""
+    dense = workspace.dense
+    own = Dense(
+        dense.status.state, dense.describe(), workspace.settings.dense_configured, dense.status.state == "ready"
+    )
+    if leg is None:
+        return own
+    age = _age(leg)
+    probe_in = _number(leg.get("probe_in_s"))
+    if probe_in is not None:
+        probe_in = max(0.0, probe_in - age)
+    answered_at = _number(leg.get("answered_at")) or 0.0
+    ago = max(0.0, time.time() - answered_at) if answered_at > 0 else None
+    state = str(leg.get("state", ""))
+    words = [f"the server (pid {leg.get('pid')}): {leg.get('description', state)}"]
+    if state != "ready" and probe_in is not None:
+        when = f"in {probe_in:.0f} s" if probe_in >= 1 else "now"
+        words.append(("cooling down after failures, " if leg.get("cooling") else "") + f"probes again {when}")
+    if ago is not None:
+        words.append(f"the embedding server last answered it {_ago(ago)}")
+    return replace(own, server="; ".join(words), server_state=state, probe_in_s=probe_in, answered_s_ago=ago)
+
+
+def _age(leg: Mapping[str, Any]) -> float:
+    """Seconds since a running server wrote its leg's record."""
+    return max(0.0, time.time() - (_number(leg.get("written_at")) or time.time()))
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 1:
+        return "just now"
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    return f"{seconds / 60:.0f} min ago"
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _profile(leg: Mapping[str, Any] | None) -> EmbeddingProfile | None:
+    """The embedding profile a running server's probe found (None when it found none, or none runs)."""
+    told = leg.get("profile") if leg is not None else None
+    if not isinstance(told, dict):
+        return None
+    model, dimension = told.get("model"), told.get("dimension")
+    if not isinstance(model, str) or not isinstance(dimension, int) or isinstance(dimension, bool) or dimension <= 0:
+        return None
+    return EmbeddingProfile(model, dimension)
 
 
 def generation(settings: Settings) -> str:
@@ -212,7 +284,12 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
         if server.state == "failed"
     ]
     dense = report.dense
-    if dense.state == "unavailable":
+    if dense.state == "unavailable" and dense.server_state == "ready":
+        steps.append(
+            "the running server's dense leg is ready: this status's own probe was not answered in time (the "
+            "embedding server may be busy with the server's batches)"
+        )
+    elif dense.state == "unavailable":
         reason = dense.description.removeprefix("unavailable: ")
         if dense.configured and s.embed_backend == "local":
             steps.append(f"the in-process embedder is off ({reason}): searches are BM25 only until it loads")
@@ -223,7 +300,7 @@ def next_steps(workspace: Workspace, report: StatusReport) -> list[str]:
                 f"optional, to search by meaning too (hybrid), with no server: `{LOCAL_INSTALL}` and "
                 "AGENTTY_EMBED_BACKEND=local (or an Ollama or OpenAI-compatible embedding server: docs/dense.md)"
             )
-    missing = sum(state.dense.chunks - state.dense.embedded for state in indexes.values())
+    missing = sum(state.dense.chunks - state.dense.embedded for state in indexes.values() if not state.dense.rate)
     if dense.state == "ready" and missing > 0:
         steps.append(f"`agentty-rag index all` embeds the {missing:,} chunks that have no vector yet")
     return steps

@@ -113,6 +113,9 @@ class Vectors:
     embedded: int
     chunks: int
     leg_check: str = ""  # the dense leg's self-check of this index (``leg_check``): its verdict, or why none
+    counted: bool = False  # ``embedded`` is known: by this process's profile, or by a running server's
+    rate: float = 0.0  # chunks a second a running server embeds this index at (0: it does not now)
+    eta_s: float | None = None  # seconds left at that rate (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,11 @@ class Dense:
     state: str
     description: str
     configured: bool
+    answering: bool = False  # the embedding server answered this process's probe
+    server: str = ""  # what a running server's leg does, in words ("" when no server runs here)
+    server_state: str = ""  # that leg's state: ready, unavailable, unprobed ("" when no server runs here)
+    probe_in_s: float | None = None  # when that server probes again a leg not ready (None: not planned)
+    answered_s_ago: float | None = None  # when the embedding server last answered that server (None: never)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The session's dense leg: the embedding backend (``dense_backend.py``) and the vectors of the indexes it serves.
 
 An index's missing vectors are filled in by a background job (the server, ``embed:NAME``, one per index at a time)
-or a few at a time before a search (the command line); the leg check says which leg to trust for each index;
-``mode`` says truthfully how a result was ranked.
+or a few at a time before a search (the command line): the code index's definitions first, then the
+documentation, then the rest of the code (``paced.TIERS``), each distinct text once. The leg check says which
+leg to trust for each index; ``mode`` says truthfully how a result was ranked; the server tells ``status``
+how many vectors each index has, at what rate they come and how long the rest should take.
 """
 
 from __future__ import annotations
@@ -10,17 +12,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.engine import CorpusIndex
 from agentty_rag.index.vectors.dense import Embedder, EmbeddingError, EmbeddingProfile, Vector
-from agentty_rag.jobs import Job, Supervisor
+from agentty_rag.jobs import Job, Stop, Supervisor
 from agentty_rag.retrieve.candidates import lexical_alone
 from agentty_rag.retrieve.fusion import DENSE_LED, HYBRID
 from agentty_rag.retrieve.legs import Verdict
 from agentty_rag.retrieve.parsed import ParsedQuery
+from agentty_rag.source_kinds import kinds_of
 from agentty_rag.workspace.dense_backend import FAILURES_BEFORE_OFF, REPROBE_AFTER_S, DenseBackend, DenseStatus
 from agentty_rag.workspace.leg_check import LegChecks
 
@@ -32,6 +36,9 @@ NAME_QUERY_MODE = "a name is searched by the lexical leg alone"
 
 # The command line embeds at most this many missing chunks before a search (an edited file or two).
 SYNC_EMBED_LIMIT = 64
+# The rate ``status`` shows: chunks embedded over this many seconds; the server tells it at most this often.
+RATE_WINDOW_S = 60.0
+REPORT_EVERY_S = 2.0
 
 
 class DenseLeg(DenseBackend):
@@ -46,6 +53,9 @@ class DenseLeg(DenseBackend):
         self._embed_waits: dict[str, Iterator[int]] = {}
         self._embed_after: dict[str, float] = {}
         self.checks = LegChecks(settings)  # which leg to trust, per index
+        # Each index's (when, vectors, chunks) as embedding went on: its rate and time left, for status.
+        self._coverage: dict[str, deque[tuple[float, int, int]]] = {}
+        self._reported = 0.0
 
     # -- the vectors of an index --------------------------------------------------------------------------
 
@@ -80,7 +90,11 @@ class DenseLeg(DenseBackend):
                 self._failed(error.reason)
 
     def embed_all(
-        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None = None, check: bool = True
+        self,
+        index: CorpusIndex,
+        progress: Callable[[int, int, str], None] | None = None,
+        check: bool = True,
+        stop: Stop | None = None,
     ) -> int:
         """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up), then
         (unless ``check`` is False: rag-bench times it apart) find the neighbourhoods of the code index's vectors
@@ -94,7 +108,7 @@ class DenseLeg(DenseBackend):
                 return 0  # another thread embeds it (the warm-up, or a search's): two would send every batch twice
             self._claimed.add(name)
         try:
-            return self._embed_all(index, status.profile, progress, check)
+            return self._embed_all(index, status.profile, progress, check, stop)
         finally:
             with self._guard:
                 self._claimed.discard(name)
@@ -105,11 +119,13 @@ class DenseLeg(DenseBackend):
         profile: EmbeddingProfile,
         progress: Callable[[int, int, str], None] | None,
         check: bool,
+        stop: Stop | None,
     ) -> int:
         try:
             index.use_embeddings(profile)
-            embedder = self.paced if self.background else self.embedder  # the server's: queries go first
-            done = index.embed_missing(embedder, self.settings.embed_batch, progress=progress)
+            done = self._embed_tiers(index, progress, stop)
+            if stop is not None and stop.requested:
+                return done
             with self._guard:
                 self._embed_waits.pop(index.config.name, None)
                 self._embed_after.pop(index.config.name, None)
@@ -122,11 +138,84 @@ class DenseLeg(DenseBackend):
             self._failed(error.reason)
             name = index.config.name
             self._back_off(name)
+            with self._guard:
+                self._coverage.pop(name, None)  # not being embedded now: no rate, no time left
+            self.report()
             log.warning("embedding the %s index stopped: %s; the rest is embedded later", name, error.reason)
             return 0
         except IndexCorrupt as error:  # the next search rebuilds it, and embedding resumes after that
             index.recover(error)
             return 0
+
+    def _embed_tiers(
+        self, index: CorpusIndex, progress: Callable[[int, int, str], None] | None, stop: Stop | None
+    ) -> int:
+        """Embed what the index lacks, tier by tier (``paced.TIERS``): a code index's definitions, then its other
+        chunks; any other index's chunks as documentation. The server's requests go through ``paced`` (queries
+        first, then the earlier tiers of every index)."""
+        name = index.config.name
+        code = all(spec.code for spec in kinds_of(name))
+        tiers: list[tuple[str, bool | None]] = [("definitions", True), ("rest", False)] if code else [("docs", None)]
+
+        def tell(have: int, live: int, phase: str) -> None:
+            self._progressed(name, have, live)
+            if progress is not None:
+                progress(have, live, phase)
+
+        def stopped() -> bool:
+            return stop is not None and stop.requested
+
+        self._progressed(name, *index.vector_coverage())
+        done = 0
+        for tier, definitions in tiers:
+            if not self.background:
+                done += index.embed_missing(self.embedder, self.settings.embed_batch, None, tell, definitions, stopped)
+                continue
+            with self.paced.tiered(tier) as paced:  # the server's: queries go first, then the earlier tiers
+                done += index.embed_missing(paced, self.settings.embed_batch, None, tell, definitions, stopped)
+        return done
+
+    def _progressed(self, name: str, have: int, live: int) -> None:
+        """An index's vectors now (after a batch was answered): kept for its rate, told to ``status``."""
+        now = time.monotonic()
+        with self._guard:
+            seen = self._coverage.setdefault(name, deque())
+            seen.append((now, have, live))
+            while len(seen) > 2 and now - seen[1][0] > RATE_WINDOW_S:
+                seen.popleft()
+            due = now - self._reported >= REPORT_EVERY_S or have >= live
+            if due:
+                self._reported = now
+        if len(seen) > 1:
+            self.answered()
+        if due:
+            self.report()
+
+    def embedding_rate(self, name: str) -> tuple[float, float | None]:
+        """(chunks a second the index's vectors came at over the last ``RATE_WINDOW_S``, seconds left at that
+        rate: None when unknown); (0, None) when it is not being embedded."""
+        with self._guard:
+            seen = list(self._coverage.get(name, ()))
+        if len(seen) < 2:
+            return 0.0, None
+        (first, had, _), (last, have, live) = seen[0], seen[-1]
+        if have >= live:
+            return 0.0, 0.0
+        if time.monotonic() - last > RATE_WINDOW_S:  # it stopped (a failure's back-off, or the leg is off)
+            return 0.0, None
+        rate = (have - had) / max(last - first, 1e-6)
+        return rate, ((live - have) / rate if rate > 0 else None)
+
+    def facts(self) -> dict[str, object]:
+        """What the server tells ``status`` (``DenseBackend.facts``), and each index being embedded: its
+        vectors, chunks, rate and time left."""
+        with self._guard:
+            names = {name: seen[-1] for name, seen in self._coverage.items() if seen}
+        indexes: dict[str, object] = {}
+        for name, (_, have, live) in sorted(names.items()):
+            rate, left = self.embedding_rate(name)
+            indexes[name] = {"embedded": have, "chunks": live, "rate": round(rate, 2), "eta_s": left}
+        return {**super().facts(), "indexes": indexes}
 
     def _check(self, index: CorpusIndex, profile: EmbeddingProfile) -> None:
         """The leg check, once every chunk has a vector (``leg_check``); a failure leaves it for later."""
@@ -195,7 +284,7 @@ class DenseLeg(DenseBackend):
         """``embed_all`` as the job ``embed:NAME`` (the one running, if any). A failure the embedding server
         answers with is its back-off (``_back_off``); anything else raises to the supervisor, which logs it,
         shows it in ``status`` and runs the job again after its own back-off."""
-        return self.jobs.start(f"embed:{index.config.name}", lambda stop: self.embed_all(index))
+        return self.jobs.start(f"embed:{index.config.name}", lambda stop: self.embed_all(index, stop=stop))
 
     def _schedule(self, index: CorpusIndex) -> None:
         with self._guard:
@@ -203,11 +292,14 @@ class DenseLeg(DenseBackend):
                 return  # a batch failed: the back-off
         self.embed_in_background(index)
 
-    def index_status(self, index: CorpusIndex) -> dict[str, object]:
-        """The backend's state and how much of an index has vectors (probes if not done yet)."""
+    def index_status(self, index: CorpusIndex, known: EmbeddingProfile | None = None) -> dict[str, object]:
+        """The backend's state and how much of an index has vectors (probes if not done yet). ``known``: the
+        profile a running server's probe found, to count the vectors by when this process's probe did not
+        answer (the embedding server may be busy with that server's batches)."""
         self.ensure()
         try:
-            self.use_profile(index)
+            if not self.use_profile(index) and known is not None:
+                index.use_embeddings(known)
         except IndexCorrupt as error:  # reported, and rebuilt by the next search
             index.recover(error)
         have, live = index.vector_coverage()

@@ -22,7 +22,7 @@ from agentty_rag.budget import BudgetConfig
 from agentty_rag.config import Settings
 from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexFull, IndexNotBuilt
 from agentty_rag.index.engine import CorpusIndex
-from agentty_rag.index.vectors.dense import Vector
+from agentty_rag.index.vectors.dense import EmbeddingProfile, Vector
 from agentty_rag.jobs import Supervisor, parse_faults
 from agentty_rag.retrieve.generator import close_generators
 from agentty_rag.retrieve.parsed import ParsedQuery, parse_query
@@ -78,6 +78,7 @@ class Workspace:
     @background_embedding.setter
     def background_embedding(self, value: bool) -> None:
         self.dense.background = value
+        self.dense.report_dir = self.state_dir if value else None  # the server tells status what its leg does
 
     @property
     def named_root(self) -> str:
@@ -287,9 +288,10 @@ class Workspace:
         """Embed every chunk of an index that lacks a vector (``agentty-rag index``, the server's warm-up)."""
         return self.dense.embed_all(self.index(name), progress)
 
-    def dense_status(self, name: str) -> dict[str, object]:
-        """The embedding backend's state and how much of an index has vectors (probes if not done yet)."""
-        return self.dense.index_status(self.index(name))
+    def dense_status(self, name: str, known: EmbeddingProfile | None = None) -> dict[str, object]:
+        """The embedding backend's state and how much of an index has vectors (probes if not done yet; counted
+        by ``known``, a running server's profile, when this process's probe did not answer)."""
+        return self.dense.index_status(self.index(name), known)
 
     def embed(self, text: str) -> Any:
         """``text``'s unit vector from the dense leg (None when it is not up or the request failed): the hook a

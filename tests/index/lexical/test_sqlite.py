@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from agentty_rag.index.lexical.backends import BACKENDS, lexical_index
 from agentty_rag.index.lexical.chunk_terms import FileLayout, FileTerms
+from agentty_rag.index.lexical.inverted import Segment
 from agentty_rag.index.lexical.protocol import FieldTerms, LexicalIndex, LexicalQuery
-from agentty_rag.index.lexical.sqlite import SqliteLexical
+from agentty_rag.index.lexical.sqlite import SqliteLexical, read_segments, write_segments
 from agentty_rag.index.storage.store import Store
 from agentty_rag.index.storage.views import FileGroups
 from tests.index.test_engine import _code
@@ -141,3 +142,31 @@ def test_the_registry_builds_the_named_backend_and_refuses_an_unknown_one(store:
     assert set(BACKENDS) == {"sqlite", "qdrant"}
     with pytest.raises(ValueError, match="unknown lexical backend 'nope'.*sqlite"):
         lexical_index(dataclasses.replace(config, lexical="nope"), lambda: store)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 200_000), st.sampled_from([1.0, 2.0, 70_000.0, 0.5])), max_size=8),
+        max_size=6,
+    ),
+    st.lists(st.sampled_from([0.0, 3.0, 17.0, 0.25]), max_size=5),
+)
+def test_stored_segments_read_back_as_the_arrays_written(tmp_path_factory, terms, lengths) -> None:
+    """Counts, gaps and frequencies past 16 bits, fractional ones, terms without postings: every array as it was."""
+    store = Store(tmp_path_factory.mktemp("segments") / "segments.ragdb")
+    postings = [sorted(dict(term).items()) for term in terms]  # each term's slots distinct and ascending
+    counts = np.asarray([len(p) for p in postings], np.int64)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    slots = np.asarray([slot for p in postings for slot, _ in p], np.int32)
+    tfs = np.asarray([tf for p in postings for _, tf in p], np.float32)
+    segment = Segment(indptr, slots, tfs)
+    slot_lengths = np.asarray(lengths, np.float64)
+    with store.transaction():
+        write_segments(store, {"body": segment}, {"body": slot_lengths})
+    segments, read_lengths = read_segments(store, ("body",))
+    store.close()
+    got = segments["body"]
+    assert got.indptr.tolist() == indptr.tolist() and got.slots.tolist() == slots.tolist()
+    assert got.tfs.tolist() == tfs.tolist() and read_lengths["body"].tolist() == slot_lengths.tolist()
+    assert got.slots.dtype == np.int32 and got.tfs.dtype == np.float32 and got.indptr.dtype == np.int64

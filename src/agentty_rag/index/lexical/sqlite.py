@@ -1,14 +1,16 @@
 """The SQLite backend of the lexical index: postings in memory (``inverted.Postings``), their compacted form in
 the ``.ragdb`` file.
 
-The ``segments`` table holds each field's compacted postings and every slot's length; chunks added since the
-last compaction (slots at or above ``meta.base_slots``) are read back from their term blobs into the delta at
-load. A patch adds to the delta and tombstones removed chunks; when the delta (or the count of dead slots)
-has grown large it is compacted and the segments are written anew. Term ids are the database's vocabulary.
+The ``segments`` table holds each field's compacted postings and every slot's length, compressed
+(``write_segments``); chunks added since the last compaction (slots at or above ``meta.base_slots``) are read
+back from their term blobs into the delta at load. A patch adds to the delta and tombstones removed chunks;
+when the delta (or the count of dead slots) has grown large it is compacted and the segments are written
+anew. Term ids are the database's vocabulary.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,7 +23,7 @@ from agentty_rag.index.lexical.groups import GroupStatistics, group_statistics, 
 from agentty_rag.index.lexical.inverted import Postings, Segment
 from agentty_rag.index.lexical.protocol import FieldTerms, IntArray, LexicalQuery, TextTerms
 from agentty_rag.index.storage.manifest import meta_int
-from agentty_rag.index.storage.records import narrow, numbers
+from agentty_rag.index.storage.records import squeeze, unsqueeze
 from agentty_rag.index.storage.store import Store
 from agentty_rag.index.storage.views import FileGroups
 
@@ -190,46 +192,71 @@ def should_compact(postings: Postings, n_slots: int) -> bool:
 
 
 def read_segments(store: Store, fields: Sequence[str]) -> tuple[dict[str, Segment], Lengths]:
-    """Each field's compacted postings and slot lengths, checked against their checksum."""
+    """Each field's compacted postings and slot lengths, checked against their checksum (the stored form is
+    ``write_segments``')."""
     rows = store.run("SELECT field, n_terms, indptr, slots, tfs, lengths, checksum FROM segments")
     name_of = store.path.name
     segments: dict[str, Segment] = {}
     lengths: Lengths = {}
-    for name, n_terms, indptr, slots, tfs, lens, stored_sum in rows:
+    for name, n_terms, counts, gaps, tfs, lens, stored_sum in rows:
         if name not in fields:
             continue
-        if store.sealed(name, n_terms, indptr, slots, tfs, lens) != stored_sum:
+        if store.sealed(name, n_terms, counts, gaps, tfs, lens) != stored_sum:
             raise IndexCorrupt(f"the {name} postings in {name_of} do not match their checksum")
-        if len(slots) % 4 or len(lens) % 4:
-            raise IndexCorrupt(f"the {name} postings in {name_of} are truncated")
-        n_postings = len(slots) // 4
-        segment = Segment(
-            numbers(indptr, n_terms + 1, (np.int32, np.int64)).astype(np.int64),
-            np.frombuffer(slots, np.int32),
-            numbers(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32),
-        )
-        if (
-            segment.n_terms != n_terms
-            or int(segment.indptr[-1]) != len(segment.slots)
-            or len(segment.slots) != len(segment.tfs)
-        ):
-            raise IndexCorrupt(f"the {name} postings in {name_of} are inconsistent")
+        segment, slot_lengths = _decoded(name, name_of, n_terms, counts, gaps, tfs, lens)
         segments[name] = segment
-        lengths[name] = np.frombuffer(lens, np.float32).astype(np.float64)
+        lengths[name] = slot_lengths
     return segments, lengths
 
 
+def _decoded(
+    name: str, name_of: str, n_terms: int, counts: bytes, gaps: bytes, tfs: bytes, lens: bytes
+) -> tuple[Segment, FloatArray]:
+    """One field's segment from its stored blobs: each term's posting count, its slots as gaps (the first from
+    0), the term frequencies and every slot's length, each squeezed (``records.squeeze``)."""
+    per_term = unsqueeze(counts, n_terms, (np.uint16, np.int32)).astype(np.int64)
+    if len(per_term) and int(per_term.min()) < 0:
+        raise IndexCorrupt(f"the {name} postings in {name_of} are inconsistent")
+    indptr = np.zeros(n_terms + 1, np.int64)
+    np.cumsum(per_term, out=indptr[1:])
+    n_postings = int(indptr[-1])
+    steps = unsqueeze(gaps, n_postings, (np.uint16, np.int32)).astype(np.int64)
+    slots = np.cumsum(steps)
+    held = per_term > 0
+    starts = indptr[:-1][held]
+    slots -= np.repeat(slots[starts] - steps[starts], per_term[held])  # each term's run counts from 0
+    if n_postings and (int(slots.min()) < 0 or int(slots.max()) >= 1 << 31):
+        raise IndexCorrupt(f"the {name} postings in {name_of} are inconsistent")
+    frequencies = unsqueeze(tfs, n_postings, (np.uint16, np.float32)).astype(np.float32)
+    try:
+        raw_lengths = zlib.decompress(lens)
+    except zlib.error:
+        raise IndexCorrupt(f"the {name} postings in {name_of} cannot be decompressed") from None
+    if len(raw_lengths) % 4:
+        raise IndexCorrupt(f"the {name} postings in {name_of} are truncated")
+    segment = Segment(indptr, slots.astype(np.int32), frequencies)
+    return segment, np.frombuffer(raw_lengths, np.float32).astype(np.float64)
+
+
 def write_segments(store: Store, segments: Mapping[str, Segment], lengths: Mapping[str, FloatArray]) -> None:
-    """Replace the stored segments (inside the update's transaction), each row with its checksum."""
+    """Replace the stored segments (inside the update's transaction), each row with its checksum.
+
+    A field's postings are stored as each term's posting count, its slots as gaps from the previous slot of
+    the same term (the first from 0: small numbers), its term frequencies and every slot's length, each
+    zlib-compressed: a fifth of the plain arrays' room."""
     rows = []
     for name, seg in segments.items():
+        slots = seg.slots.astype(np.int64)
+        steps = np.diff(slots, prepend=0)
+        starts = seg.indptr[:-1][np.diff(seg.indptr) > 0]
+        steps[starts] = slots[starts]
         values = (
             name,
             seg.n_terms,
-            narrow(seg.indptr, np.int32, np.int64),
-            seg.slots.astype(np.int32).tobytes(),
-            narrow(seg.tfs, np.uint16, np.float32),
-            lengths[name].astype(np.float32).tobytes(),
+            squeeze(np.diff(seg.indptr), np.uint16, np.int32),
+            squeeze(steps, np.uint16, np.int32),
+            squeeze(seg.tfs, np.uint16, np.float32),
+            zlib.compress(lengths[name].astype(np.float32).tobytes(), 1),
         )
         rows.append((*values, store.sealed(*values)))
     with store.serialized():

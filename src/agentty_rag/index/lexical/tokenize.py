@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import chain
 
 import Stemmer
 
@@ -36,6 +37,26 @@ STOPWORDS_EN = frozenset(
 )
 
 _MIN_LENGTH = 2
+# Distinct compounds remembered (per set of keywords) before the memory is cleared.
+_MEMO_SIZE = 500_000
+
+
+class _Memo(dict[str, tuple[str, ...]]):
+    """Each compound's terms where it stands in a text (none for a standalone keyword), worked out on first
+    use: a text's terms are then one dictionary lookup per compound."""
+
+    def __init__(self, tokenizer: Tokenizer, keywords: frozenset[str]) -> None:
+        super().__init__()
+        self._tokenizer = tokenizer
+        self._keywords = keywords
+
+    def __missing__(self, compound: str) -> tuple[str, ...]:
+        keywords = self._keywords
+        terms = () if keywords and compound.lower() in keywords else self._tokenizer.compound_terms(compound)
+        if len(self) > _MEMO_SIZE:
+            self.clear()
+        self[compound] = terms
+        return terms
 
 
 class Tokenizer:
@@ -45,6 +66,7 @@ class Tokenizer:
         self.stopwords = STOPWORDS_EN | frozenset(extra_stopwords)
         self._stemmer = Stemmer.Stemmer("english")
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._memos: dict[frozenset[str], _Memo] = {}
 
     def _stem(self, word: str) -> str:
         return str(self._stemmer.stemWord(word))
@@ -77,7 +99,7 @@ class Tokenizer:
                 continue
             terms.append(low if low.isdigit() else self._stem(low))
         result = tuple(terms)
-        if len(self._cache) > 500_000:
+        if len(self._cache) > _MEMO_SIZE:
             self._cache.clear()
         self._cache[compound] = result
         return result
@@ -98,14 +120,10 @@ class Tokenizer:
         return [tuple(self._terms(word)) for word in text.split()]
 
     def _terms(self, text: str, keywords: frozenset[str] = frozenset()) -> list[str]:
-        out: list[str] = []
-        cache = self._cache
-        for compound in _COMPOUND.findall(text):
-            if keywords and compound.lower() in keywords:
-                continue
-            terms = cache.get(compound)
-            out.extend(terms if terms is not None else self.compound_terms(compound))
-        return out
+        memo = self._memos.get(keywords)
+        if memo is None:
+            memo = self._memos[keywords] = _Memo(self, keywords)
+        return list(chain.from_iterable(map(memo.__getitem__, _COMPOUND.findall(text))))
 
 
 def path_words(path: str) -> str:

@@ -53,10 +53,12 @@ def rebuild(
             files[key] = built.row
             if not built.records:
                 continue
-            # setdefault numbers a term new to the index with the next id, in the file's order of first use.
-            index_ids = np.fromiter(
-                (vocab.setdefault(term, len(vocab)) for term in built.terms.terms), np.int32, len(built.terms.terms)
-            )
+            # A term new to the index gets the next id, in the file's order of first use (a file's terms are
+            # distinct).
+            terms = built.terms.terms
+            new = [term for term in terms if term not in vocab]
+            vocab.update(zip(new, range(len(vocab), len(vocab) + len(new)), strict=True))
+            index_ids = np.fromiter(map(vocab.__getitem__, terms), np.int32, len(terms))
             layout = FileLayout(fields, built.terms, index_ids, len(built.records))
             postings.add(slot, layout)
             rows.extend(zip(range(slot, slot + len(built.records)), built.records, layout.blobs(), strict=True))

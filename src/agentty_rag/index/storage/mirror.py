@@ -195,13 +195,18 @@ class Mirror:
             self.vectors.load()
         return added
 
-    def unembedded(self, vectors: VectorStore, limit: int) -> list[tuple[int, str, Chunk]]:
-        """(id, embed hash, chunk) of up to ``limit`` chunks ``vectors`` has no vector for, in id order."""
-        ids = vectors.missing(limit)
+    def unembedded(
+        self, vectors: VectorStore, limit: int, definitions: bool | None = None
+    ) -> list[tuple[int, str, Chunk]]:
+        """(id, embed hash, chunk) of up to ``limit`` chunks ``vectors`` has no vector for (of ``definitions``:
+        see ``VectorStore.missing``), in id order, with every other chunk whose embedded text is the same as
+        one of theirs (one vector serves them all)."""
+        ids = vectors.missing(limit, definitions)
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        return self.store().chunks_where(f"c WHERE c.slot IN ({marks}) ORDER BY c.slot", ids)
+        same = f"c WHERE c.embed_hash IN (SELECT embed_hash FROM chunks WHERE slot IN ({marks})) ORDER BY c.slot"
+        return self.store().chunks_where(same, ids)
 
     def vector_coverage(self) -> tuple[int, int]:
         """(live chunks with a vector, live chunks) for the active profile."""

@@ -48,7 +48,7 @@ from agentty_rag.index.storage.database import ERRORS, Database, checksum, class
 from agentty_rag.index.storage.records import ChunkRecord, chunk_record, term_sum, unpack_text
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 _META_SUM = "checksum"
 # The header's record of the key that sealed the index (``database.mark``).
 MARK = "sealed_by"

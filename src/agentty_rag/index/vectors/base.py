@@ -63,8 +63,9 @@ class VectorStore(Protocol):
         """Forget the vectors of chunks that left the index."""
         ...
 
-    def missing(self, limit: int) -> list[int]:
-        """Up to ``limit`` ids of chunks with no vector yet, in id order."""
+    def missing(self, limit: int, definitions: bool | None = None) -> list[int]:
+        """Up to ``limit`` ids of chunks with no vector yet, in id order: of every chunk (``definitions`` None),
+        of the code definitions only (True, ``types.DEFINITION_KINDS``) or of the other chunks only (False)."""
         ...
 
     def similarities(self, query: Matrix, ids: Ids) -> Matrix:

@@ -25,6 +25,7 @@ from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
+from agentty_rag.types import DEFINITION_KINDS
 
 if TYPE_CHECKING:
     from agentty_rag.index.storage.definition import IndexConfig
@@ -85,15 +86,20 @@ class VectorTable:
         blobs = [(h, vectors[i].astype(np.float16).tobytes()) for i, h in enumerate(hashes)]
         write_vectors(self._store(), self.profile, blobs)
 
-    def missing(self, limit: int) -> list[int]:
+    def missing(self, limit: int, definitions: bool | None = None) -> list[int]:
         if self.unusable:
             forget_vectors(self._store(), self.profile, sorted(self.unusable))
             self.unusable.clear()
+        kinds: tuple[str, ...] = ()
+        among = ""
+        if definitions is not None:
+            kinds = tuple(sorted(DEFINITION_KINDS))
+            among = f"c.kind {'' if definitions else 'NOT '}IN ({','.join('?' * len(kinds))}) AND "
         query = (
-            "SELECT c.slot FROM chunks c WHERE NOT EXISTS "
+            f"SELECT c.slot FROM chunks c WHERE {among}NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
         )
-        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
+        return [int(chunk) for (chunk,) in self._store().run(query, (*kinds, self.profile, limit))]
 
 
 class SqliteVectors(VectorTable):
