@@ -6,11 +6,11 @@ against its known sha256 before it is used. Its tokenizer (bert-base-uncased Wor
 ``minilm/LICENSE``) ships here, in ``minilm/tokenizer.json.gz``. A text is read as sentence-transformers
 reads it: at most 256 tokens counting [CLS] and [SEP] (a longer one is truncated), mean-pooled over the
 attention mask, L2-normalised; a call's texts go to the model by length, in runs of at most 32 texts and
-2,048 tokens (a run's memory grows with its size). These are the vectors the Ollama-compatible server
+512 tokens (a run's memory grows with its size). These are the vectors the Ollama-compatible server
 ``shared/tools/ollama_compat_server.py`` serves for the same texts (cosine at least 0.9999: the int8 model
 quantises its activations per run, so a text's last digits depend a little on its companions).
 
-The model loads once per process, on first use (the imports, the file's digest, the sessions: about a
+The model loads once per process, on first use (the imports, the file's digest, the session: about a
 second), and is shared by every session of the process. The server makes that first use a job
 (``loads_in_process``: ``DenseBackend`` runs the first probe as the job ``load-embedder``), so no request
 waits for it. A load that fails (the extra not installed, a file that is not the known one) is logged once,
@@ -138,7 +138,7 @@ def _session(path: Path, threads: int) -> Any:
 
 
 def _load(path: Path, threads: int) -> _Model:
-    """Check the file, then read the tokenizer and start the sessions; an ``EmbeddingError`` says why not."""
+    """Check the file, then read the tokenizer and start the session; an ``EmbeddingError`` says why not."""
     try:
         import onnxruntime  # noqa: F401 - checked here, used by _session
         from tokenizers import Tokenizer
@@ -153,13 +153,14 @@ def _load(path: Path, threads: int) -> _Model:
             f"{path.name} is not the known all-MiniLM-L6-v2 int8 file (sha256 {digest[:12]}…, not "
             f"{MODEL_SHA256[:12]}…) — reinstall it: `{INSTALL}`"
         )
+    background = ThreadPoolExecutor(1, "agentty-embed-documents", initializer=_lower_priority)
     try:
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8"))
         tokenizer.no_padding()  # the shipped file pads and truncates to 128: one text's own length, up to 256
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        background = ThreadPoolExecutor(1, "agentty-embed-documents", initializer=_lower_priority)
         session = background.submit(_session, path, threads).result()  # its pool's threads inherit the priority
     except failures() as error:
+        background.shutdown(wait=False)
         raise EmbeddingError(f"the local embedding model did not load: {type(error).__name__}: {error}") from None
     inputs = tuple(i.name for i in session.get_inputs())
     return _Model(tokenizer, session, background, inputs)
