@@ -16,8 +16,10 @@ embeddings and the cool-down after repeated failures (``dense_leg.DenseLeg`` add
   state, when it probes again, when the embedding server last answered, and (``DenseLeg``) how fast the
   indexes are being embedded.
 * A model in the process (``dense.loads_in_process``) has no network to probe: its first probe loads it. The
-  server runs that as the job ``load-embedder`` (searches answer with BM25 and the status says ``loading``
-  meanwhile; a job that asks, the warm-up, waits for it); the command line loads it at once.
+  server runs that as the job ``load-embedder``: the session's first search waits for it as long as a
+  server's probe may (``LOAD_WAIT_S``), later ones not at all (they answer with BM25, and the status says
+  ``loading``, until it is ready); a job that asks, the warm-up, waits for it. The command line loads it at
+  once.
 """
 
 from __future__ import annotations
@@ -42,10 +44,14 @@ from agentty_rag.index.vectors.dense import (
 )
 from agentty_rag.index.vectors.embedders import make_embedder
 from agentty_rag.jobs import Job, Stop, Supervisor
+from agentty_rag.ollama_api.client import CONNECT_S, PROBE_READ_S
 from agentty_rag.state import dense as dense_record
 from agentty_rag.workspace.paced import PacedEmbedder, QueryTurns, request_s
 
 log = logging.getLogger(__name__)
+
+# How long the session's first search waits for a model in the process to load: what a server's probe may take.
+LOAD_WAIT_S = CONNECT_S + PROBE_READ_S
 
 FAILURES_BEFORE_OFF = 3
 _CACHE_SIZE = 256
@@ -88,6 +94,7 @@ class DenseBackend:
         self.known: EmbeddingProfile | None = None  # the profile of the last probe that answered
         self.answered_at = 0.0  # when (time.time()) the embedding server last answered a request (0: never)
         self._cooling = False  # switched off by failures mid-session: a probe must answer within a query's bound
+        self._waited_for_load = False  # a search has waited for the model to load (one does, once)
         # A batch command (agentty-rag index, rag-bench): its probe waits as long as a batch of documents may,
         # for a server still loading its model, where a search's must be short.
         self.patient = False
@@ -105,8 +112,12 @@ class DenseBackend:
             elif self.status.state == "unprobed" or due:
                 self._probe()
             status = self.status
-        if loading is not None and status.state == "unprobed" and self.jobs.in_job():
-            loading.join()  # background work (the warm-up) waits for the model; a search never does
+        if loading is not None and status.state == "unprobed":
+            if self.jobs.in_job():
+                loading.join()  # background work (the warm-up) waits for the model
+            elif not self._waited_for_load:  # the first search waits as long as a server's probe may, no longer
+                self._waited_for_load = True
+                loading.join(LOAD_WAIT_S)
             return self.status
         return status
 
