@@ -190,10 +190,10 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     slot = next(slot for slot in slots if "detail" in chunk_text(db, slot))
     change_text(db, slot, chunk_text(db, slot).replace("detail", "detour"))  # as the index stores it, unsealed
     (changed,) = db.execute(
-        "SELECT text FROM texts WHERE file_slot = (SELECT file_slot FROM chunks WHERE slot = ?)", (slot,)
+        "SELECT text FROM texts WHERE block_slot = (SELECT block_slot FROM chunks WHERE slot = ?)", (slot,)
     ).fetchone()
     db.close()
-    sql = "UPDATE texts SET text = ? WHERE file_slot = (SELECT file_slot FROM chunks WHERE slot = ?)"
+    sql = "UPDATE texts SET text = ? WHERE block_slot = (SELECT block_slot FROM chunks WHERE slot = ?)"
     answers, notes = _answers_after_a_change(root, pristine_bytes, sql, (changed, slot))
     assert answers == expected
     assert any("do not match their checksum" in note for note in notes)

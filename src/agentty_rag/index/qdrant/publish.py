@@ -4,6 +4,7 @@ deleted), the marker ``writing`` while it runs and ``ready`` with the new versio
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -168,12 +169,16 @@ def _published_vectors(store: Store, active: str | None) -> tuple[str, dict[str,
 def _embedded_per_file(store: Store, files: Mapping[str, FileRow], profile: str) -> dict[str, int]:
     """How many of each file's chunks have a vector of ``profile``."""
     rows = store.run(
-        "SELECT c.file_slot, COUNT(*) FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash "
-        "GROUP BY c.file_slot",
-        (profile,),
+        "SELECT c.slot FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash", (profile,)
     )
-    key_of = {row.first_slot: key for key, row in files.items() if row.chunks}
-    return {key_of[slot]: int(count) for slot, count in rows if slot in key_of}
+    held = sorted((row.first_slot, row.chunks, key) for key, row in files.items() if row.chunks)
+    firsts = [first for first, _, _ in held]
+    counts: dict[str, int] = {}
+    for (slot,) in rows:
+        at = bisect.bisect_right(firsts, slot) - 1  # the file whose slots hold it
+        if at >= 0 and slot < held[at][0] + held[at][1]:
+            counts[held[at][2]] = counts.get(held[at][2], 0) + 1
+    return counts
 
 
 def _average_lengths(store: Store, fields: Sequence[str]) -> dict[str, float]:

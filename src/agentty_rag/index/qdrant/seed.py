@@ -216,11 +216,11 @@ def _built_file(key: str, row: FileRow, points: Sequence[Any], vectors: dict[str
         chunks.append(chunk)
         counted.append({_text(name): Counter({_text(t): _number(n) for t, n in pairs}) for name, pairs in p["terms"]})
         dense_vectors.append((point.vector or {}).get(DENSE) if isinstance(point.vector, dict) else None)
-    records, text = file_records(chunks)
+    records, blocks = file_records(chunks)
     for record, dense in zip(records, dense_vectors, strict=True):
         if dense is not None:
             vectors[record.embed_hash] = np.asarray(dense, np.float32).astype(np.float16).tobytes()
-    return BuiltFile(key, row, records, text, FileTerms.of(counted))
+    return BuiltFile(key, row, records, blocks, FileTerms.of(counted))
 
 
 __all__ = ["Download", "fetch", "install"]

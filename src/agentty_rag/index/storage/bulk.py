@@ -19,7 +19,7 @@ from agentty_rag.index.lexical.protocol import LexicalIndex
 from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.ingest import BuiltFile
 from agentty_rag.index.storage.manifest import Scan
-from agentty_rag.index.storage.records import ChunkRecord, FileText
+from agentty_rag.index.storage.records import Block, ChunkRecord
 from agentty_rag.index.storage.store import FileRow, Store
 from agentty_rag.index.storage.update import write_meta
 from agentty_rag.index.vectors.stores import vector_backend
@@ -44,7 +44,7 @@ def rebuild(
     vocab: dict[str, int] = {}
     postings = lexical.builder()
     files: dict[str, FileRow] = {}
-    rows: list[tuple[int, list[ChunkRecord], FileText, list[bytes]]] = []
+    rows: list[tuple[int, list[ChunkRecord], list[Block], list[bytes]]] = []
     pending = 0
     slot = 0
     with store.transaction():
@@ -63,7 +63,7 @@ def rebuild(
             index_ids = np.fromiter(map(vocab.__getitem__, terms), np.int32, len(terms))
             layout = FileLayout(fields, built.terms, index_ids, len(built.records))
             postings.add(slot, layout)
-            rows.append((slot, built.records, built.text, layout.blobs()))
+            rows.append((slot, built.records, built.blocks, layout.blobs()))
             slot += len(built.records)
             pending += len(built.records)
             if pending >= _ROWS_PER_WRITE:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import zlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -32,19 +33,21 @@ class ChunkRecord(NamedTuple):
     content_sum: str
 
 
-class FileText(NamedTuple):
-    """A file's chunks as its row of the texts table stores them, but for their term lists (``pack_terms``):
-    each chunk's lines, kind, context, symbol, title and text length (JSON), and their texts one after the
-    other (UTF-8), each zlib-compressed, with their sums.
+class Block(NamedTuple):
+    """Consecutive chunks of a file as their row of the texts table stores them, but for their term lists
+    (``pack_terms``): each chunk's lines, kind, context, symbol, title and text length (JSON), and their texts
+    one after the other (UTF-8), each zlib-compressed.
 
-    Compressed as one value, a file's texts take about half the room they take compressed chunk by chunk (a
-    chunk alone is too short for zlib to find much to repeat); its chunks' context and symbol names, which
-    repeat from chunk to chunk, a fifth of their plain room."""
+    Compressed as one value, a block's texts take about half the room they take compressed chunk by chunk (a
+    chunk alone is too short for zlib to find much to repeat), and its chunks' context and symbol names, which
+    repeat from chunk to chunk, a fifth of their plain room. A block ends once its texts reach
+    ``BLOCK_BYTES``: zlib looks back 32 KiB at most, so a larger one would save little more, and a search
+    reading a chunk unpacks its block only."""
 
+    first: int  # the file's ordinal of its first chunk
+    chunks: int
     provenance: bytes
-    provenance_sum: str
     texts: bytes
-    texts_sum: str
 
 
 _OFFSET = np.dtype("<u4")
@@ -52,20 +55,33 @@ _OFFSET = np.dtype("<u4")
 _ENTRY_TYPES = (int, int, str, str, str, str, int)
 
 
-def file_records(chunks: Sequence[Chunk]) -> tuple[list[ChunkRecord], FileText]:
+BLOCK_BYTES = 16 * 1024
+
+
+def file_records(chunks: Sequence[Chunk]) -> tuple[list[ChunkRecord], list[Block]]:
     """What the chunks and texts tables store of one file's chunks (computed where the chunks are made)."""
     records: list[ChunkRecord] = []
+    blocks: list[Block] = []
     entries: list[list[object]] = []
     parts: list[bytes] = []
-    for c in chunks:
+    size = 0
+    for number, c in enumerate(chunks):
         raw = c.text.encode("utf-8")
         row = (c.source, c.ref, c.language, embed_hash(c))
         records.append(ChunkRecord(*row, checksum(*row)))
         entries.append([c.start_line, c.end_line, c.kind, c.context, c.symbol, c.title, len(raw)])
         parts.append(raw)
+        size += len(raw)
+        if size >= BLOCK_BYTES or number == len(chunks) - 1:
+            blocks.append(_block(number + 1 - len(entries), entries, parts))
+            entries, parts, size = [], [], 0
+    return records, blocks
+
+
+def _block(first: int, entries: list[list[object]], parts: list[bytes]) -> Block:
     provenance = zlib.compress(json.dumps(entries, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
     texts = zlib.compress(b"".join(parts), 6)
-    return records, FileText(provenance, checksum(provenance), texts, checksum(texts))
+    return Block(first, len(entries), provenance, texts)
 
 
 def pack_terms(blobs: Sequence[bytes]) -> bytes:
@@ -86,52 +102,101 @@ def unpack(packed: object) -> bytes:
         raise IndexCorrupt("a file's stored chunks cannot be decompressed") from None
 
 
-def provenance_of(packed: object, count: int) -> list[list[Any]]:
-    """The ``count`` entries of a file's packed provenance (``file_records``)."""
-    try:
-        entries = json.loads(unpack(packed).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise IndexCorrupt("a file's stored chunks cannot be read") from None
-    if not isinstance(entries, list) or len(entries) != count:
-        raise IndexCorrupt("a file's stored chunks do not match its chunk rows")
-    for entry in entries:
+class Provenance:
+    """A file's packed provenance (``file_records``) read back: each entry is checked when it is asked for (a
+    search reads a few chunks of a file, not all of them)."""
+
+    def __init__(self, packed: object, count: int) -> None:
+        try:
+            entries = json.loads(unpack(packed).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise IndexCorrupt("a file's stored chunks cannot be read") from None
+        if not isinstance(entries, list) or len(entries) != count:
+            raise IndexCorrupt("a file's stored chunks do not match its chunk rows")
+        self._entries: list[Any] = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, at: int) -> list[Any]:
+        entry = self._entries[at]
         if not (
             isinstance(entry, list)
             and len(entry) == len(_ENTRY_TYPES)
             and all(type(value) is kind for value, kind in zip(entry, _ENTRY_TYPES, strict=True))
         ):
             raise IndexCorrupt("a file's stored chunks cannot be read")
-    return entries
+        return entry
+
+    def lengths(self) -> npt.NDArray[np.int64]:
+        """Each chunk's text length."""
+        try:
+            values = [entry[-1] for entry in self._entries]
+        except (TypeError, KeyError, IndexError):
+            raise IndexCorrupt("a file's stored chunks cannot be read") from None
+        if not all(type(value) is int and value >= 0 for value in values):
+            raise IndexCorrupt("a file's stored chunks cannot be read")
+        return np.asarray(values, np.int64)
 
 
-def texts_of(packed: object, entries: Sequence[Sequence[Any]]) -> list[str]:
-    """Each chunk's text, from a file's packed texts and its provenance entries (their lengths)."""
-    data = unpack(packed)
-    lengths = [entry[-1] for entry in entries]
-    if any(length < 0 for length in lengths) or sum(lengths) != len(data):
-        raise IndexCorrupt("a file's chunk texts do not match its chunks")
-    out = []
-    at = 0
-    try:
-        for length in lengths:
-            out.append(data[at : at + length].decode("utf-8"))
-            at += length
-    except UnicodeDecodeError:
-        raise IndexCorrupt("a chunk's text is not text") from None
-    return out
+class Slices:
+    """One unpacked value of a block's chunks (their texts, their term lists), cut into each chunk's bytes only
+    when asked for: a search reads a few chunks of a block, not all of them."""
+
+    def __init__(self, data: bytes, bounds: npt.NDArray[np.int64]) -> None:
+        self._data = data
+        self._bounds = bounds.tolist()
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, at: int) -> bytes:
+        return self._data[self._bounds[at] : self._bounds[at + 1]]
 
 
-def terms_of(packed: object, count: int) -> list[bytes]:
+class Texts:
+    """A block's chunk texts, decompressed only as far as the chunks asked for need (a search reads a chunk or
+    two of a block, and zlib is read from the start)."""
+
+    def __init__(self, packed: object, provenance: Provenance) -> None:
+        if not isinstance(packed, bytes):
+            raise IndexCorrupt("a block's stored chunks are not bytes")
+        self._tail = packed
+        self._inflate = zlib.decompressobj()
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        bounds = np.zeros(len(provenance) + 1, np.int64)
+        np.cumsum(provenance.lengths(), out=bounds[1:])
+        self._bounds = bounds.tolist()
+
+    def text(self, at: int) -> str:
+        start, end = self._bounds[at], self._bounds[at + 1]
+        try:
+            with self._lock:  # a block read back is shared by the process's threads
+                while len(self._data) < end and not self._inflate.eof:
+                    self._data += self._inflate.decompress(self._tail, end - len(self._data))
+                    self._tail = self._inflate.unconsumed_tail
+                    if not self._tail and len(self._data) < end:
+                        break
+                if len(self._data) < end:
+                    raise IndexCorrupt("a block's chunk texts do not match its chunks")
+                return self._data[start:end].decode("utf-8")
+        except zlib.error:
+            raise IndexCorrupt("a block's chunk texts cannot be decompressed") from None
+        except UnicodeDecodeError:
+            raise IndexCorrupt("a chunk's text is not text") from None
+
+
+def terms_of(packed: object, count: int) -> Slices:
     """Each of the ``count`` chunks' encoded term lists, from a file's packed term lists (``pack_terms``)."""
     data = unpack(packed)
     head = count * _OFFSET.itemsize
     if len(data) < head:
         raise IndexCorrupt("a file's term lists are truncated")
-    ends = np.frombuffer(data, _OFFSET, count).astype(np.int64) + head
-    starts = np.concatenate([[head], ends[:-1]]).astype(np.int64)
-    if count and (int(ends[-1]) != len(data) or bool(np.any(ends < starts))):
+    bounds = np.concatenate([[0], np.frombuffer(data, _OFFSET, count).astype(np.int64)]) + head
+    if count and (int(bounds[-1]) != len(data) or bool(np.any(np.diff(bounds) < 0))):
         raise IndexCorrupt("a file's term lists have the wrong length")
-    return [data[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    return Slices(data, bounds)
 
 
 def seal_number(digest: str) -> int:
@@ -183,17 +248,19 @@ def unsqueeze(blob: bytes, count: int, dtypes: tuple[type[np.generic], type[np.g
 
 __all__ = [
     "ChunkRecord",
-    "FileText",
+    "BLOCK_BYTES",
+    "Block",
+    "Slices",
+    "Texts",
     "file_records",
     "narrow",
     "numbers",
+    "Provenance",
     "pack_terms",
-    "provenance_of",
     "seal_number",
     "squeeze",
     "term_sum",
     "terms_of",
-    "texts_of",
     "unpack",
     "unsqueeze",
 ]

@@ -7,12 +7,12 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 * ``files(key, size, mtime_ns, hash, chunks, ..., first_slot)``: every indexed file's stamp and content hash
   (the manifest). A file's chunks have consecutive slots, from ``first_slot`` (builds, patches and builds in
   parts all number a file's chunks together): the file's slots need no index of their own.
-* ``chunks(slot, file_slot, source, ref, language, embed_hash)``: what is read of every chunk (filters, the
-  vectors' keys), narrow, so that reading every chunk's attributes stays quick; ``file_slot`` (the first slot
-  of its file) names its file's row of ``texts``.
-* ``texts(file_slot, chunks, provenance, terms, text)``: the rest of each file's chunks, each part
-  zlib-compressed as one value: their lines, kind, context, symbol and title (JSON), their term lists per
-  field (``chunk_terms.py``'s packed blobs) and their texts (``records.py``).
+* ``chunks(slot, block_slot, source, ref, language, embed_hash)``: what is read of every chunk (filters, the
+  vectors' keys), narrow, so that reading every chunk's attributes stays quick; ``block_slot`` (the first slot
+  of its block) names its block's row of ``texts``.
+* ``texts(block_slot, chunks, provenance, terms, text)``: the rest of a file's chunks, in blocks of
+  consecutive chunks (``records.Block``), each part zlib-compressed as one value: their lines, kind, context,
+  symbol and title (JSON), their term lists per field (``chunk_terms.py``'s packed blobs) and their texts.
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
 * ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths,
   read and written by the lexical backend (``lexical/sqlite.py``).
@@ -37,6 +37,7 @@ import contextlib
 import json
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,15 +51,16 @@ from agentty_rag.index.lexical.chunk_terms import decode_terms
 from agentty_rag.index.lexical.protocol import FieldTerms
 from agentty_rag.index.storage.database import ERRORS, Database, checksum, classify, mark
 from agentty_rag.index.storage.records import (
+    Block,
     ChunkRecord,
-    FileText,
+    Provenance,
+    Slices,
+    Texts,
     file_records,
     pack_terms,
-    provenance_of,
     seal_number,
     term_sum,
     terms_of,
-    texts_of,
 )
 from agentty_rag.types import Chunk
 
@@ -85,11 +87,11 @@ CREATE TABLE IF NOT EXISTS files (
     first_slot INTEGER NOT NULL DEFAULT 0, checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
-    slot INTEGER PRIMARY KEY, file_slot INTEGER NOT NULL, source TEXT NOT NULL, ref TEXT NOT NULL,
+    slot INTEGER PRIMARY KEY, block_slot INTEGER NOT NULL, source TEXT NOT NULL, ref TEXT NOT NULL,
     language TEXT NOT NULL, embed_hash TEXT NOT NULL, checksum INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS texts (
-    file_slot INTEGER PRIMARY KEY, chunks INTEGER NOT NULL, checksum INTEGER NOT NULL,
+    block_slot INTEGER PRIMARY KEY, chunks INTEGER NOT NULL, checksum INTEGER NOT NULL,
     provenance BLOB NOT NULL, terms BLOB NOT NULL, text BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS vectors (
@@ -103,8 +105,8 @@ CREATE TABLE IF NOT EXISTS segments (
 """
 
 # A chunk row's content, summed once where it is made (a build's worker process); the row's checksum covers
-# the slot, the file's first slot and that sum. A file's row of texts carries a checksum of its own, over its
-# first slot, its count of chunks and its parts.
+# the slot, its block's first slot and that sum. A block's row of texts carries a checksum of its own, over
+# its first slot, its count of chunks and its parts.
 _CONTENT_COLUMNS = "source, ref, language, embed_hash"
 
 
@@ -134,6 +136,9 @@ class Store(Database):
         super().__init__(path, busy_timeout_s)
         self._key = key
         self.mark = mark(key)
+        # Blocks read back lately, by (first slot, checksum): a search's stages read chunks of the same blocks
+        # (candidates, then their neighbours), and a block is unpacked once for them.
+        self._unpacked: OrderedDict[tuple[int, int], _Unpacked] = OrderedDict()
         try:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
@@ -246,24 +251,24 @@ class Store(Database):
     def _verified(self, where: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Chunk rows (slot, file slot, ``_CONTENT_COLUMNS``) matching ``where`` (on the chunks table), each
         checked against its checksum."""
-        rows = self.run(f"SELECT slot, file_slot, {_CONTENT_COLUMNS}, checksum FROM chunks {where}", params)
+        rows = self.run(f"SELECT slot, block_slot, {_CONTENT_COLUMNS}, checksum FROM chunks {where}", params)
         for row in rows:
             if seal_number(self.sealed(row[0], row[1], checksum(*row[2:-1]))) != row[-1]:
                 raise IndexCorrupt(f"chunk {row[0]} in {self.path.name} does not match its checksum")
         return rows
 
-    def _files_of(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
-        """(count of chunks, provenance, terms, text) of the files of ``_verified`` rows, by file slot, each
-        checked against its checksum."""
-        wanted = sorted({row[1] for row in rows})
-        found: dict[int, tuple[int, bytes, bytes, bytes]] = {}
-        sql = "SELECT file_slot, chunks, checksum, provenance, terms, text FROM texts WHERE file_slot IN ({marks})"
-        for file_slot, count, stored, *parts in self.rows_in(sql, wanted):
+    def _files_of(self, block_slots: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes, int]]:
+        """(count of chunks, provenance, terms, text, checksum) of the files ``block_slots``, each checked
+        against its checksum."""
+        wanted = sorted(set(block_slots))
+        found: dict[int, tuple[int, bytes, bytes, bytes, int]] = {}
+        sql = "SELECT block_slot, chunks, checksum, provenance, terms, text FROM texts WHERE block_slot IN ({marks})"
+        for block_slot, count, stored, *parts in self.rows_in(sql, wanted):
             if not all(isinstance(part, bytes) for part in parts) or stored != seal_number(
-                self.sealed(file_slot, count, *(checksum(part) for part in parts))
+                self.sealed(block_slot, count, *parts)
             ):
-                raise IndexCorrupt(f"the texts of chunk {file_slot} in {self.path.name} do not match their checksum")
-            found[file_slot] = (count, *parts)
+                raise IndexCorrupt(f"the texts of chunk {block_slot} in {self.path.name} do not match their checksum")
+            found[block_slot] = (count, *parts, stored)
         if len(found) < len(wanted):
             missing = next(slot for slot in wanted if slot not in found)
             raise IndexCorrupt(f"the texts of chunk {missing} are missing from {self.path.name}")
@@ -272,18 +277,37 @@ class Store(Database):
     def _read(self, rows: Sequence[Sequence[Any]], terms: bool) -> Iterator[tuple[Chunk, bytes]]:
         """The chunk of each ``_verified`` row, and its encoded terms when ``terms`` (else b"")."""
         for group in (rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)):
-            unpacked: dict[int, tuple[list[list[Any]], list[str], list[bytes]]] = {}
-            for file_slot, (count, provenance, term_lists, text) in self._files_of(group).items():
-                entries = provenance_of(provenance, count)
-                held = terms_of(term_lists, count) if terms else []
-                unpacked[file_slot] = (entries, texts_of(text, entries), held)
+            unpacked = self._unpacked_files(group)
             for row in group:
-                slot, file_slot, source, ref, language = row[:5]
-                entries, texts, held = unpacked[file_slot]
-                at = _ordinal(slot, file_slot, len(entries))
+                slot, block_slot, source, ref, language = row[:5]
+                entries, texts, held = unpacked[block_slot]
+                at = _ordinal(slot, block_slot, len(entries))
                 start, end, kind, context, symbol, title, _ = entries[at]
-                chunk = Chunk(source, ref, start, end, texts[at], language, kind, context, symbol, title)
+                chunk = Chunk(source, ref, start, end, texts.text(at), language, kind, context, symbol, title)
                 yield chunk, held[at] if terms else b""
+
+    def _unpacked_files(self, rows: Sequence[Sequence[Any]]) -> dict[int, _Unpacked]:
+        """The files of ``_verified`` rows, unpacked: from the recent ones when their row's checksum is the
+        one they were read with (a commit since gives changed files new checksums), else read and checked."""
+        wanted = sorted({row[1] for row in rows})
+        heads = self.rows_in("SELECT block_slot, checksum FROM texts WHERE block_slot IN ({marks})", wanted)
+        out: dict[int, _Unpacked] = {}
+        with self._lock:
+            for block_slot, stored in heads:
+                held = self._unpacked.get((block_slot, stored))
+                if held is not None:
+                    self._unpacked.move_to_end((block_slot, stored))
+                    out[block_slot] = held
+        missing = [slot for slot in wanted if slot not in out]
+        for block_slot, (count, provenance, term_lists, text, stored) in self._files_of(missing).items():
+            entries = Provenance(provenance, count)
+            held = (entries, Texts(text, entries), terms_of(term_lists, count))
+            out[block_slot] = held
+            with self._lock:
+                self._unpacked[(block_slot, stored)] = held
+                while len(self._unpacked) > _UNPACKED_FILES:
+                    self._unpacked.popitem(last=False)
+        return out
 
     def _verified_in(self, keys: Sequence[object]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -296,11 +320,11 @@ class Store(Database):
         """The terms of every chunk from slot ``from_slot`` on (its texts are not unpacked)."""
         rows = self._verified("WHERE slot >= ? ORDER BY slot", (from_slot,))
         for group in (rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)):
-            files = self._files_of(group)
-            held = {file_slot: terms_of(parts[2], parts[0]) for file_slot, parts in files.items()}
-            for slot, file_slot, *_ in group:
-                term_lists = held[file_slot]
-                yield slot, decode_terms(fields, term_lists[_ordinal(slot, file_slot, len(term_lists))])
+            files = self._files_of([row[1] for row in group])
+            held = {block_slot: terms_of(parts[2], parts[0]) for block_slot, parts in files.items()}
+            for slot, block_slot, *_ in group:
+                term_lists = held[block_slot]
+                yield slot, decode_terms(fields, term_lists[_ordinal(slot, block_slot, len(term_lists))])
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
         wanted = sorted(set(terms))
@@ -393,25 +417,27 @@ class Store(Database):
     def delete_chunks(self, slots: Iterable[int]) -> None:
         keys = [(s,) for s in slots]
         self.run_many("DELETE FROM chunks WHERE slot = ?", keys)
-        self.run_many("DELETE FROM texts WHERE file_slot = ?", keys)  # a file's texts go with its first chunk
+        self.run_many("DELETE FROM texts WHERE block_slot = ?", keys)  # a block goes with its first chunk
 
     def put_file_chunks(self, first_slot: int, chunks: Sequence[Chunk], blobs: Sequence[bytes]) -> None:
         """Insert one file's chunks (slots from ``first_slot``) with their encoded terms and their texts."""
-        records, text = file_records(chunks)
-        self.put_records([(first_slot, records, text, blobs)])
+        records, blocks = file_records(chunks)
+        self.put_records([(first_slot, records, blocks, blobs)])
 
-    def put_records(self, files: Sequence[tuple[int, Sequence[ChunkRecord], FileText, Sequence[bytes]]]) -> None:
-        """Insert files' chunks: per file, its first slot, its chunks' records, the rest of them (``FileText``)
-        and their encoded terms (one blob per chunk); each chunk row and each file's texts with its checksum."""
+    def put_records(self, files: Sequence[tuple[int, Sequence[ChunkRecord], Sequence[Block], Sequence[bytes]]]) -> None:
+        """Insert files' chunks: per file, its first slot, its chunks' records, the rest of them in blocks and
+        their encoded terms (one blob per chunk); each chunk row and each block with its checksum."""
         rows = []
         texts = []
-        for first, records, text, blobs in files:
-            packed = pack_terms(blobs)
-            sums = (text.provenance_sum, checksum(packed), text.texts_sum)
-            seal = seal_number(self.sealed(first, len(records), *sums))
-            texts.append((first, len(records), seal, text.provenance, packed, text.texts))
-            for slot, record in enumerate(records, start=first):
-                rows.append((slot, first, *record[:4], seal_number(self.sealed(slot, first, record.content_sum))))
+        for first, records, blocks, blobs in files:
+            for block in blocks:
+                start = first + block.first
+                packed = pack_terms(blobs[block.first : block.first + block.chunks])
+                seal = seal_number(self.sealed(start, block.chunks, block.provenance, packed, block.texts))
+                texts.append((start, block.chunks, seal, block.provenance, packed, block.texts))
+                for slot in range(start, start + block.chunks):
+                    record = records[slot - first]
+                    rows.append((slot, start, *record[:4], seal_number(self.sealed(slot, start, record.content_sum))))
         with self._lock:
             self.run_many("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             self.run_many("INSERT INTO texts VALUES (?, ?, ?, ?, ?, ?)", texts)
@@ -420,13 +446,16 @@ class Store(Database):
 _FILE_COLUMNS = "key, size, mtime_ns, hash, chunks, skip, redacted, first_slot, checksum"
 _CHUNKS = 4
 _FIRST_SLOT = 7
+# A file read back: its chunks' provenance, texts and term lists.
+_Unpacked = tuple[Provenance, Texts, Slices]
+_UNPACKED_FILES = 128
 # Positions in a ``_verified`` row: the slot, the file slot, ``_CONTENT_COLUMNS``, the checksum.
 _EMBED_HASH = 5
 
 
-def _ordinal(slot: int, file_slot: int, count: int) -> int:
-    """Where chunk ``slot`` is among its file's ``count`` chunks (from ``file_slot``)."""
-    at = slot - file_slot
+def _ordinal(slot: int, block_slot: int, count: int) -> int:
+    """Where chunk ``slot`` is among its file's ``count`` chunks (from ``block_slot``)."""
+    at = slot - block_slot
     if not 0 <= at < count:
         raise IndexCorrupt(f"chunk {slot} lies outside its file's chunks")
     return at
