@@ -196,7 +196,7 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     sql = "UPDATE texts SET text = ? WHERE block_slot = (SELECT block_slot FROM chunks WHERE slot = ?)"
     answers, notes = _answers_after_a_change(root, pristine_bytes, sql, (changed, slot))
     assert answers == expected
-    assert any("do not match their checksum" in note for note in notes)
+    assert any("the block of chunk" in note and "does not match its checksum" in note for note in notes)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """What a chunks-table row and a stored number look like: a chunk's record (made where the chunk is made, a
-build's worker process), a file's chunk texts and term lists as stored (one compressed value each per file,
-each chunk a byte range of them), and the narrow (and compressed) forms of postings and vocabulary checksums.
+build's worker process), a file's chunks in blocks as stored (their provenance, texts and term lists, each
+compressed as one value), and the narrow (and compressed) forms of postings and vocabulary checksums.
 """
 
 from __future__ import annotations
@@ -92,27 +92,27 @@ def pack_terms(blobs: Sequence[bytes]) -> bytes:
 
 
 def unpack(packed: object) -> bytes:
-    """The bytes of a file's packed provenance, texts or term lists; ``IndexCorrupt`` when they cannot be read
+    """The bytes of a block's packed provenance, texts or term lists; ``IndexCorrupt`` when they cannot be read
     back."""
     if not isinstance(packed, bytes):
-        raise IndexCorrupt("a file's stored chunks are not bytes")
+        raise IndexCorrupt("a block's stored chunks are not bytes")
     try:
         return zlib.decompress(packed)
     except zlib.error:
-        raise IndexCorrupt("a file's stored chunks cannot be decompressed") from None
+        raise IndexCorrupt("a block's stored chunks cannot be decompressed") from None
 
 
 class Provenance:
-    """A file's packed provenance (``file_records``) read back: each entry is checked when it is asked for (a
+    """A block's packed provenance (``file_records``) read back: each entry is checked when it is asked for (a
     search reads a few chunks of a file, not all of them)."""
 
     def __init__(self, packed: object, count: int) -> None:
         try:
             entries = json.loads(unpack(packed).decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            raise IndexCorrupt("a file's stored chunks cannot be read") from None
+            raise IndexCorrupt("a block's stored chunks cannot be read") from None
         if not isinstance(entries, list) or len(entries) != count:
-            raise IndexCorrupt("a file's stored chunks do not match its chunk rows")
+            raise IndexCorrupt("a block's stored chunks do not match its chunk rows")
         self._entries: list[Any] = entries
 
     def __len__(self) -> int:
@@ -125,7 +125,7 @@ class Provenance:
             and len(entry) == len(_ENTRY_TYPES)
             and all(type(value) is kind for value, kind in zip(entry, _ENTRY_TYPES, strict=True))
         ):
-            raise IndexCorrupt("a file's stored chunks cannot be read")
+            raise IndexCorrupt("a block's stored chunks cannot be read")
         return entry
 
     def lengths(self) -> npt.NDArray[np.int64]:
@@ -133,9 +133,9 @@ class Provenance:
         try:
             values = [entry[-1] for entry in self._entries]
         except (TypeError, KeyError, IndexError):
-            raise IndexCorrupt("a file's stored chunks cannot be read") from None
+            raise IndexCorrupt("a block's stored chunks cannot be read") from None
         if not all(type(value) is int and value >= 0 for value in values):
-            raise IndexCorrupt("a file's stored chunks cannot be read")
+            raise IndexCorrupt("a block's stored chunks cannot be read")
         return np.asarray(values, np.int64)
 
 
@@ -188,14 +188,14 @@ class Texts:
 
 
 def terms_of(packed: object, count: int) -> Slices:
-    """Each of the ``count`` chunks' encoded term lists, from a file's packed term lists (``pack_terms``)."""
+    """Each of the ``count`` chunks' encoded term lists, from a block's packed term lists (``pack_terms``)."""
     data = unpack(packed)
     head = count * _OFFSET.itemsize
     if len(data) < head:
-        raise IndexCorrupt("a file's term lists are truncated")
+        raise IndexCorrupt("a block's term lists are truncated")
     bounds = np.concatenate([[0], np.frombuffer(data, _OFFSET, count).astype(np.int64)]) + head
     if count and (int(bounds[-1]) != len(data) or bool(np.any(np.diff(bounds) < 0))):
-        raise IndexCorrupt("a file's term lists have the wrong length")
+        raise IndexCorrupt("a block's term lists have the wrong length")
     return Slices(data, bounds)
 
 

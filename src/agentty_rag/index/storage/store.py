@@ -23,7 +23,7 @@ blobs into the in-memory delta at open.
 
 Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
 a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every file
-row, chunk row, file's texts, term and segment carries a checksum; a value that does not match is
+row, chunk row, block of texts, term and segment carries a checksum; a value that does not match is
 corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every checksum is sealed
 with this machine's key (``Store(key=...)``, from ``state.machine_key``), and the header names the key
 (``sealed_by``): an index written elsewhere (committed, copied) is ``IndexForeign``, and a row changed by
@@ -267,11 +267,11 @@ class Store(Database):
             if not all(isinstance(part, bytes) for part in parts) or stored != seal_number(
                 self.sealed(block_slot, count, *parts)
             ):
-                raise IndexCorrupt(f"the texts of chunk {block_slot} in {self.path.name} do not match their checksum")
+                raise IndexCorrupt(f"the block of chunk {block_slot} in {self.path.name} does not match its checksum")
             found[block_slot] = (count, *parts, stored)
         if len(found) < len(wanted):
             missing = next(slot for slot in wanted if slot not in found)
-            raise IndexCorrupt(f"the texts of chunk {missing} are missing from {self.path.name}")
+            raise IndexCorrupt(f"the block of chunk {missing} is missing from {self.path.name}")
         return found
 
     def _read(self, rows: Sequence[Sequence[Any]], terms: bool) -> Iterator[tuple[Chunk, bytes]]:
