@@ -6,7 +6,9 @@ compressed as one value), and the narrow (and compressed) forms of postings and 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import struct
 import threading
 import zlib
 from collections.abc import Sequence
@@ -128,7 +130,7 @@ class Provenance:
             raise IndexCorrupt("a block's stored chunks cannot be read")
         return entry
 
-    def lengths(self) -> npt.NDArray[np.int64]:
+    def lengths(self) -> list[int]:
         """Each chunk's text length."""
         try:
             values = [entry[-1] for entry in self._entries]
@@ -136,16 +138,16 @@ class Provenance:
             raise IndexCorrupt("a block's stored chunks cannot be read") from None
         if not all(type(value) is int and value >= 0 for value in values):
             raise IndexCorrupt("a block's stored chunks cannot be read")
-        return np.asarray(values, np.int64)
+        return values
 
 
 class Slices:
     """One unpacked value of a block's chunks (their texts, their term lists), cut into each chunk's bytes only
     when asked for: a search reads a few chunks of a block, not all of them."""
 
-    def __init__(self, data: bytes, bounds: npt.NDArray[np.int64]) -> None:
+    def __init__(self, data: bytes, bounds: list[int]) -> None:
         self._data = data
-        self._bounds = bounds.tolist()
+        self._bounds = bounds
 
     def __len__(self) -> int:
         return len(self._bounds) - 1
@@ -165,9 +167,7 @@ class Texts:
         self._inflate = zlib.decompressobj()
         self._data = bytearray()
         self._lock = threading.Lock()
-        bounds = np.zeros(len(provenance) + 1, np.int64)
-        np.cumsum(provenance.lengths(), out=bounds[1:])
-        self._bounds = bounds.tolist()
+        self._bounds = list(itertools.accumulate(provenance.lengths(), initial=0))
 
     def text(self, at: int) -> str:
         start, end = self._bounds[at], self._bounds[at + 1]
@@ -193,8 +193,9 @@ def terms_of(packed: object, count: int) -> Slices:
     head = count * _OFFSET.itemsize
     if len(data) < head:
         raise IndexCorrupt("a block's term lists are truncated")
-    bounds = np.concatenate([[0], np.frombuffer(data, _OFFSET, count).astype(np.int64)]) + head
-    if count and (int(bounds[-1]) != len(data) or bool(np.any(np.diff(bounds) < 0))):
+    ends = struct.unpack(f"<{count}I", data[:head])  # ``pack_terms``' uint32
+    bounds = [head, *(head + end for end in ends)]
+    if count and (bounds[-1] != len(data) or any(b < a for a, b in itertools.pairwise(bounds))):
         raise IndexCorrupt("a block's term lists have the wrong length")
     return Slices(data, bounds)
 
