@@ -166,7 +166,7 @@ def test_a_file_whose_chunks_gained_vectors_is_sent_again(tmp_path: Path) -> Non
     database = sqlite3.connect(ci / ".agentty" / "rag_code.ragdb")
     with database:
         database.execute(
-            "DELETE FROM vectors WHERE hash IN (SELECT embed_hash FROM chunks WHERE file_key = 'code:server/main.py')"
+            "DELETE FROM vectors WHERE hash IN (SELECT embed_hash FROM chunks WHERE ref = 'server/main.py')"
         )
     database.close()
     lexical = {**env, "AGENTTY_RAG_DENSE": "0"}  # publishes what the index holds, embeds nothing

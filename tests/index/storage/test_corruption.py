@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentty_rag.config import load_settings
-from agentty_rag.index.storage.records import pack_text, unpack_text
 from agentty_rag.workspace.service import Workspace
 from tests.conftest import LEXICAL, write
+from tests.stored_chunks import change_text, chunk_text, find_chunk
 
 PAGE = 4096
 QUERIES = ("refresh expired token", "rollback previous release", "invoice total tax", "parse config section")
@@ -186,14 +186,17 @@ def test_a_damaged_chunk_found_while_searching_is_rebuilt_with_a_note(
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
-    stored = db.execute("SELECT slot, text FROM bodies").fetchall()
+    slots = [row[0] for row in db.execute("SELECT slot FROM chunks")]
+    slot = next(slot for slot in slots if "detail" in chunk_text(db, slot))
+    change_text(db, slot, chunk_text(db, slot).replace("detail", "detour"))  # as the index stores it, unsealed
+    (changed,) = db.execute(
+        "SELECT text FROM texts WHERE block_slot = (SELECT block_slot FROM chunks WHERE slot = ?)", (slot,)
+    ).fetchone()
     db.close()
-    slot, text = next((slot, unpack_text(text)) for slot, text in stored if "detail" in unpack_text(text))
-    changed = pack_text(text.replace("detail", "detour"))  # stored as the index stores it: only the words differ
-    sql = "UPDATE bodies SET text = ? WHERE slot = ?"
+    sql = "UPDATE texts SET text = ? WHERE block_slot = (SELECT block_slot FROM chunks WHERE slot = ?)"
     answers, notes = _answers_after_a_change(root, pristine_bytes, sql, (changed, slot))
     assert answers == expected
-    assert any("does not match its checksum" in note for note in notes)
+    assert any("the block of chunk" in note and "does not match its checksum" in note for note in notes)
 
 
 @pytest.mark.parametrize(
@@ -240,7 +243,7 @@ def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
             while at < record + header_length:
                 serial, at = _varint(data, at)
                 types.append(serial)
-            if rowid == slot and len(types) == 13 and types[0] == 0:  # a chunks row: 13 columns, slot is the key
+            if rowid == slot and len(types) == 7 and types[0] == 0:  # a chunks row: 7 columns, slot is the key
                 assert record - key_at == 1 and key < 128
                 data[key_at] = key
                 return bytes(data)
@@ -253,8 +256,7 @@ def test_a_damaged_row_key_is_caught_and_rebuilt(pristine: Pristine) -> None:
     path, lines = expected[1][0][0].removeprefix("code:").rsplit(":", 1)
     line = int(lines.split("-")[0])
     db = sqlite3.connect(root / ".agentty" / "rag_code.ragdb")
-    where = "file_key = ? AND start_line <= ? AND ? <= end_line"
-    (slot,) = db.execute(f"SELECT slot FROM chunks WHERE {where}", (f"code:{path}", line, line)).fetchone()
+    slot = find_chunk(db, ref=path, line=line)
     (last,) = db.execute("SELECT MAX(slot) FROM chunks").fetchone()
     db.close()
     _install(root, _with_row_key(pristine_bytes, slot, last))  # a best answer's row now claims the last key
@@ -309,8 +311,8 @@ def test_a_writer_that_died_mid_update_makes_the_next_opener_check_the_database(
 ) -> None:
     root, pristine_bytes, expected = pristine
     _install(root, pristine_bytes)
-    # The chunks-by-file index is read only when files change: a search never meets this damage.
-    page = _root_page(root, "chunks_by_file") - 1
+    # The index of the files table by key is read only when files change: a search never meets this damage.
+    page = _root_page(root, "sqlite_autoindex_files_1") - 1
     _damage(root, pristine_bytes, page, b"\xff" * PAGE)
     lock = root / ".agentty" / "rag_code.lock"
     lock.write_text(f"{os.getpid() + 1_000_000}\n" if died_mid_update else "")  # a pid no live process holds

@@ -71,5 +71,34 @@ def test_an_index_with_schema_6_s_plain_postings_is_rebuilt_not_misread(tmp_path
     (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     (counts,) = db.execute("SELECT indptr FROM segments WHERE field = 'body'").fetchone()
     db.close()
-    assert version == str(SCHEMA_VERSION) == "7"
+    assert version == str(SCHEMA_VERSION)
     assert len(zlib.decompress(counts)) > 0  # written anew in the current layout
+
+
+def test_an_index_of_schema_7_with_a_text_per_chunk_is_rebuilt_with_a_note_naming_its_version(tmp_path: Path) -> None:
+    """Schema 7 kept each chunk's text and terms in a ``bodies`` row and had no ``texts`` table: its tables are
+    not this version's, and the note says the index is another version's (not that it lost tables)."""
+    write(tmp_path, FILES)
+    workspace = Workspace(tmp_path, load_settings(LEXICAL))
+    first = workspace.search_code("refresh expired token")
+    workspace.close()
+    db = sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb")
+    db.execute("DROP TABLE texts")
+    db.execute("CREATE TABLE bodies (slot INTEGER PRIMARY KEY, text NOT NULL, terms BLOB NOT NULL)")
+    db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    workspace = Workspace(tmp_path, load_settings(LEXICAL))
+    again = workspace.search_code("refresh expired token")
+    workspace.close()
+    notes = again.structured["notes"]
+    assert any("schema version 7" in n and "rebuilding the code index" in n for n in notes), notes
+    assert not any("lost its tables" in n for n in notes)
+    assert [r["provenance"] for r in again.structured["results"]] == [
+        r["provenance"] for r in first.structured["results"]
+    ]
+    db = sqlite3.connect(tmp_path / ".agentty" / "rag_code.ragdb")
+    (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    db.close()
+    assert version == str(SCHEMA_VERSION) and "texts" in tables and "bodies" not in tables

@@ -1,11 +1,11 @@
-"""A chunk's terms as the chunks table keeps them: per field, term ids (ascending) and counts, packed small.
+"""A chunk's terms as the index keeps them: per field, term ids (ascending) and counts, packed small.
 
 The blob is what an update reads back to patch the in-memory index, and what a search reads to know every
 term a candidate holds, without tokenizing its text again. Its layout: one byte giving the width of every
 number that follows (1, 2 or 4 bytes, the narrowest that holds them), the size of each field (uint32), then
 per field its ids as gaps from the previous id (the first from 0) and its counts. Ids ascending make the gaps
-small: most chunks fit in two bytes a number, half the size of plain int32. A blob that zlib shrinks further
-is stored compressed, behind a zero byte (never a width).
+small: most chunks fit in two bytes a number, half the size of plain int32. A file's blobs are stored one
+after the other and compressed together (``records.FileText``).
 
 A full build counts a file's terms in a worker process with ids of the file's own (``FileTerms``); the
 writer maps them to the index's ids for the whole file at once (``FileLayout``).
@@ -13,7 +13,6 @@ writer maps them to the index's ids for the whole file at once (``FileLayout``).
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,29 +35,10 @@ def _width(values: npt.NDArray[np.int64]) -> int:
     return 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4
 
 
-_COMPRESSED = b"\x00"
-_COMPRESS_FROM = 64  # bytes: zlib saves nothing on less
-
-
-def deflate(data: bytes) -> bytes:
-    """``data`` zlib-compressed for a small value (a chunk's text or terms): a 4 KiB window and a small hash
-    table, which smaller values fill as well as the defaults do, at a quarter of the cost of setting up the
-    default compressor for each value; level 6, which those savings pay for."""
-    compressor = zlib.compressobj(6, zlib.DEFLATED, 12, 4)
-    return compressor.compress(data) + compressor.flush()
-
-
-def _squeezed(blob: bytes) -> bytes:
-    if len(blob) < _COMPRESS_FROM:
-        return blob
-    packed = deflate(blob)
-    return _COMPRESSED + packed if len(packed) + 1 < len(blob) else blob
-
-
 def _pack(sizes: Sequence[int], numbers: npt.NDArray[np.int64]) -> bytes:
     width = _width(numbers)
     head = bytes((width,)) + np.asarray(sizes, _SIZE).tobytes()
-    return _squeezed(head + numbers.astype(_WIDTHS[width]).tobytes())
+    return head + numbers.astype(_WIDTHS[width]).tobytes()
 
 
 def _gaps(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -78,11 +58,6 @@ def encode_terms(fields: Sequence[str], terms: Mapping[str, FieldTerms]) -> byte
 
 def decode_terms(fields: Sequence[str], blob: bytes) -> dict[str, FieldTerms]:
     """The per-field (ids, counts) of an ``encode_terms`` blob; ``IndexCorrupt`` when it is damaged."""
-    if blob[:1] == _COMPRESSED:
-        try:
-            blob = zlib.decompress(blob[1:])
-        except zlib.error:
-            raise IndexCorrupt("a chunk's term list cannot be decompressed") from None
     n = len(fields)
     head = 1 + 4 * n
     if len(blob) < head or blob[0] not in _WIDTHS:
@@ -186,7 +161,7 @@ class FileLayout:
         heads = sizes.astype(_SIZE).tobytes()
         head = 4 * n_fields
         return [
-            _squeezed(bytes((w,)) + heads[i * head : (i + 1) * head] + packed[w][a * w : b * w])
+            bytes((w,)) + heads[i * head : (i + 1) * head] + packed[w][a * w : b * w]
             for i, (w, a, b) in enumerate(zip(widths, starts.tolist(), ends.tolist(), strict=True))
         ]
 
@@ -199,4 +174,4 @@ class FileLayout:
         return lengths
 
 
-__all__ = ["FieldColumn", "FileLayout", "FileTerms", "decode_terms", "deflate", "encode_terms"]
+__all__ = ["FieldColumn", "FileLayout", "FileTerms", "decode_terms", "encode_terms"]

@@ -4,6 +4,7 @@ deleted), the marker ``writing`` while it runs and ``ready`` with the new versio
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -27,9 +28,9 @@ from agentty_rag.index.qdrant.shared import (
 )
 from agentty_rag.index.storage.definition import IndexConfig
 from agentty_rag.index.storage.mirror import Mirror
-from agentty_rag.index.storage.records import chunk_record
 from agentty_rag.index.storage.refresh import writer_lock
 from agentty_rag.index.storage.store import FileRow, Store
+from agentty_rag.index.vectors.base import embed_hash
 from agentty_rag.index.vectors.sqlite import open_vector
 
 # The relative move of an average length past which the collection is written anew (below it, the BM25 vectors
@@ -100,7 +101,7 @@ def publish(mirror: Mirror, collection: SharedCollection, provenance: Provenance
             for p in collection.scroll("file")
         }
     collection.set_marker({"format": FORMAT, "state": "writing", "profile": profile, "embedding": embedding})
-    embedded = _embedded_per_file(store, embedding)
+    embedded = _embedded_per_file(store, files, embedding)
     removed = sorted(set(held) - set(files))
     # A file is sent again when its content changed, or when more of its chunks have a vector than were sent.
     send = sorted(key for key, row in files.items() if held.get(key) != (row.hash, embedded.get(key, 0)))
@@ -165,14 +166,19 @@ def _published_vectors(store: Store, active: str | None) -> tuple[str, dict[str,
     return profile, {str(h): open_vector(store, sealed) for h, sealed in held}
 
 
-def _embedded_per_file(store: Store, profile: str) -> dict[str, int]:
+def _embedded_per_file(store: Store, files: Mapping[str, FileRow], profile: str) -> dict[str, int]:
     """How many of each file's chunks have a vector of ``profile``."""
     rows = store.run(
-        "SELECT c.file_key, COUNT(*) FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash "
-        "GROUP BY c.file_key",
-        (profile,),
+        "SELECT c.slot FROM chunks c JOIN vectors v ON v.profile = ? AND v.hash = c.embed_hash", (profile,)
     )
-    return {str(key): int(count) for key, count in rows}
+    held = sorted((row.first_slot, row.chunks, key) for key, row in files.items() if row.chunks)
+    firsts = [first for first, _, _ in held]
+    counts: dict[str, int] = {}
+    for (slot,) in rows:
+        at = bisect.bisect_right(firsts, slot) - 1  # the file whose slots hold it
+        if at >= 0 and slot < held[at][0] + held[at][1]:
+            counts[held[at][2]] = counts.get(held[at][2], 0) + 1
+    return counts
 
 
 def _average_lengths(store: Store, fields: Sequence[str]) -> dict[str, float]:
@@ -221,10 +227,10 @@ def _file_points(
             name: {vocabulary[int(t)]: int(n) for t, n in zip(ids.tolist(), counts.tolist(), strict=True)}
             for name, (ids, counts) in decode_terms(config.field_names, blob).items()
         }
-        record = chunk_record(key, chunk)
         indices, values = bm25_vector(terms, averages, config.scoring.k1, config.scoring.b)
         vector: dict[str, Any] = {SPARSE: models.SparseVector(indices=indices, values=values)}
-        held = vectors.get(record.embed_hash)
+        text_hash = embed_hash(chunk)
+        held = vectors.get(text_hash)
         if held is not None:
             vector[DENSE] = np.frombuffer(held, np.float16).astype(np.float32).tolist()
         payload = {
@@ -245,7 +251,7 @@ def _file_points(
                 "text": chunk.text,
             },
             "terms": [[name, list(counts.items())] for name, counts in terms.items()],
-            "embed_hash": record.embed_hash,
+            "embed_hash": text_hash,
         }
         points.append(models.PointStruct(id=chunk_point(key, ordinal), vector=vector, payload=payload))
     return points

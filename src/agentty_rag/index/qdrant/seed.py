@@ -35,7 +35,7 @@ from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.ingest import BuiltFile, prepare_all
 from agentty_rag.index.storage.manifest import scan
 from agentty_rag.index.storage.mirror import Mirror
-from agentty_rag.index.storage.records import chunk_record
+from agentty_rag.index.storage.records import file_records
 from agentty_rag.index.storage.refresh import writer_lock
 from agentty_rag.index.storage.store import FileRow
 from agentty_rag.index.vectors.sqlite import write_vectors
@@ -190,7 +190,8 @@ def _file_row(payload: Mapping[str, Any]) -> FileRow:
 
 
 def _built_file(key: str, row: FileRow, points: Sequence[Any], vectors: dict[str, bytes]) -> BuiltFile:
-    records = []
+    chunks: list[Chunk] = []
+    dense_vectors: list[Any] = []
     counted: list[dict[str, Counter[str]]] = []
     for point in points:
         p = point.payload
@@ -212,12 +213,14 @@ def _built_file(key: str, row: FileRow, points: Sequence[Any], vectors: dict[str
             symbol=_text(p["symbol"]),
             title=_text(c["title"]),
         )
-        records.append(chunk_record(key, chunk))
+        chunks.append(chunk)
         counted.append({_text(name): Counter({_text(t): _number(n) for t, n in pairs}) for name, pairs in p["terms"]})
-        dense = (point.vector or {}).get(DENSE) if isinstance(point.vector, dict) else None
+        dense_vectors.append((point.vector or {}).get(DENSE) if isinstance(point.vector, dict) else None)
+    records, blocks = file_records(chunks)
+    for record, dense in zip(records, dense_vectors, strict=True):
         if dense is not None:
-            vectors[records[-1].embed_hash] = np.asarray(dense, np.float32).astype(np.float16).tobytes()
-    return BuiltFile(key, row, records, FileTerms.of(counted))
+            vectors[record.embed_hash] = np.asarray(dense, np.float32).astype(np.float16).tobytes()
+    return BuiltFile(key, row, records, blocks, FileTerms.of(counted))
 
 
 __all__ = ["Download", "fetch", "install"]

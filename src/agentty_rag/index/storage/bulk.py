@@ -10,6 +10,7 @@ sorting and the postings are array operations over a whole file.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,12 +19,12 @@ from agentty_rag.index.lexical.protocol import LexicalIndex
 from agentty_rag.index.storage.definition import IndexConfig, Progress
 from agentty_rag.index.storage.ingest import BuiltFile
 from agentty_rag.index.storage.manifest import Scan
-from agentty_rag.index.storage.records import ChunkRecord
+from agentty_rag.index.storage.records import Block, ChunkRecord
 from agentty_rag.index.storage.store import FileRow, Store
 from agentty_rag.index.storage.update import write_meta
 from agentty_rag.index.vectors.stores import vector_backend
 
-# Chunk rows written per statement.
+# Chunk rows written per statement (about).
 _ROWS_PER_WRITE = 2000
 
 
@@ -43,14 +44,15 @@ def rebuild(
     vocab: dict[str, int] = {}
     postings = lexical.builder()
     files: dict[str, FileRow] = {}
-    rows: list[tuple[int, ChunkRecord, bytes]] = []
+    rows: list[tuple[int, list[ChunkRecord], list[Block], list[bytes]]] = []
+    pending = 0
     slot = 0
     with store.transaction():
         store.clear()
         for number, key in enumerate(keys, start=1):
             progress(number, len(keys), "parsing")
             built = next(prepared)
-            files[key] = built.row
+            files[key] = replace(built.row, first_slot=slot)
             if not built.records:
                 continue
             # A term new to the index gets the next id, in the file's order of first use (a file's terms are
@@ -61,11 +63,12 @@ def rebuild(
             index_ids = np.fromiter(map(vocab.__getitem__, terms), np.int32, len(terms))
             layout = FileLayout(fields, built.terms, index_ids, len(built.records))
             postings.add(slot, layout)
-            rows.extend(zip(range(slot, slot + len(built.records)), built.records, layout.blobs(), strict=True))
+            rows.append((slot, built.records, built.blocks, layout.blobs()))
             slot += len(built.records)
-            if len(rows) >= _ROWS_PER_WRITE:
+            pending += len(built.records)
+            if pending >= _ROWS_PER_WRITE:
                 store.put_records(rows)
-                rows = []
+                rows, pending = [], 0
         store.put_records(rows)
         progress(len(keys), len(keys), "writing")
         store.add_terms(vocab)

@@ -5,7 +5,7 @@ parsed by its source, cleared of recognised secrets and cut into chunks; each ch
 field. One hostile file never takes the index down: it is skipped, with the reason.
 
 For a full build the workers do everything that needs no global state: besides counting terms, they number
-each file's terms (``FileTerms``), compress the texts and checksum the rows (``chunk_record``), so that the
+each file's terms (``FileTerms``), compress the texts and checksum the rows (``file_records``), so that the
 writing process only maps term ids and writes.
 """
 
@@ -25,7 +25,7 @@ from agentty_rag.fsguard import UnsafeFile, read_regular
 from agentty_rag.index.lexical.chunk_terms import FileTerms
 from agentty_rag.index.lexical.fields import field_terms
 from agentty_rag.index.lexical.tokenize import Tokenizer
-from agentty_rag.index.storage.records import ChunkRecord, chunk_record
+from agentty_rag.index.storage.records import Block, ChunkRecord, file_records
 from agentty_rag.index.storage.store import FileRow
 from agentty_rag.sources.base import HeldSource, Source
 from agentty_rag.sources.secrets import redact
@@ -60,11 +60,13 @@ class Prepared:
 
 @dataclass(frozen=True)
 class BuiltFile:
-    """A file ready for a full build's writer: its row, its chunks' records and their terms."""
+    """A file ready for a full build's writer: its row, its chunks' records, the blocks of their texts and their
+    terms."""
 
     key: str
     row: FileRow
     records: list[ChunkRecord]
+    blocks: list[Block]
     terms: FileTerms
 
 
@@ -156,8 +158,8 @@ def prepare_file(job: Job, tokenizer: Tokenizer | None = None) -> tuple[Prepared
 def build_file(job: Job, tokenizer: Tokenizer | None = None) -> tuple[BuiltFile, tuple[str, ...]]:
     """``prepare_file``, then what the writer stores of it: the records of its chunks and their terms."""
     item, counted, warnings = prepare_file(job, tokenizer)
-    records = [chunk_record(item.key, chunk) for chunk, _ in counted]
-    return BuiltFile(item.key, item.row(), records, FileTerms.of([counts for _, counts in counted])), warnings
+    records, blocks = file_records([chunk for chunk, _ in counted])
+    return BuiltFile(item.key, item.row(), records, blocks, FileTerms.of([counts for _, counts in counted])), warnings
 
 
 def counted_terms(tokenizer: Tokenizer, item: Prepared) -> tuple[Prepared, list[Counted]]:

@@ -1,85 +1,209 @@
 """What a chunks-table row and a stored number look like: a chunk's record (made where the chunk is made, a
-build's worker process), its text as stored, and the narrow (and compressed) forms of postings and vocabulary
-checksums.
+build's worker process), a file's chunks in blocks as stored (their provenance, texts and term lists, each
+compressed as one value), and the narrow (and compressed) forms of postings and vocabulary checksums.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
+import struct
+import threading
 import zlib
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from agentty_rag.errors import IndexCorrupt
-from agentty_rag.index.lexical.chunk_terms import deflate
 from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors.base import embed_hash
 from agentty_rag.types import Chunk
 
 _INT63 = (1 << 63) - 1
-# Texts shorter than this are stored as they are: compressing them saves nothing.
-_PACK_FROM = 64
 
 
 class ChunkRecord(NamedTuple):
-    """A chunk as its row stores it, but for the slot and the terms (which the writer assigns)."""
+    """A chunk's row as stored, but for the slots: what is read of every chunk (filters, vectors)."""
 
-    file_key: str
     source: str
     ref: str
-    start_line: int
-    end_line: int
     language: str
-    kind: str
-    context: str
-    symbol: str
-    title: str
     embed_hash: str
-    text: str | bytes  # packed: see ``pack_text``
     content_sum: str
 
 
-def pack_text(text: str) -> str | bytes:
-    """A chunk's text as stored: zlib-compressed bytes when that is smaller, else the text itself."""
-    if len(text) < _PACK_FROM:
-        return text
-    raw = text.encode("utf-8")
-    packed = deflate(raw)
-    return packed if len(packed) < len(raw) else text
+class Block(NamedTuple):
+    """Consecutive chunks of a file as their row of the texts table stores them, but for their term lists
+    (``pack_terms``): each chunk's lines, kind, context, symbol, title and text length (JSON), and their texts
+    one after the other (UTF-8), each zlib-compressed.
+
+    Compressed as one value, a block's texts take about half the room they take compressed chunk by chunk (a
+    chunk alone is too short for zlib to find much to repeat), and its chunks' context and symbol names, which
+    repeat from chunk to chunk, a fifth of their plain room. A block ends once its texts reach
+    ``BLOCK_BYTES``: zlib looks back 32 KiB at most, so a larger one would save little more, and a search
+    reading a chunk unpacks its block only."""
+
+    first: int  # the file's ordinal of its first chunk
+    chunks: int
+    provenance: bytes
+    texts: bytes
 
 
-def unpack_text(stored: object) -> str:
-    """The text of ``pack_text``'s value; ``IndexCorrupt`` when it cannot be read back."""
-    if isinstance(stored, str):
-        return stored
-    if not isinstance(stored, bytes):
-        raise IndexCorrupt("a chunk's text is not text")
+_OFFSET = np.dtype("<u4")
+# A chunk's entry in its file's provenance: start line, end line, kind, context, symbol, title, text length.
+_ENTRY_TYPES = (int, int, str, str, str, str, int)
+
+
+BLOCK_BYTES = 16 * 1024
+
+
+def file_records(chunks: Sequence[Chunk]) -> tuple[list[ChunkRecord], list[Block]]:
+    """What the chunks and texts tables store of one file's chunks (computed where the chunks are made)."""
+    records: list[ChunkRecord] = []
+    blocks: list[Block] = []
+    entries: list[list[object]] = []
+    parts: list[bytes] = []
+    size = 0
+    for number, c in enumerate(chunks):
+        raw = c.text.encode("utf-8")
+        row = (c.source, c.ref, c.language, embed_hash(c))
+        records.append(ChunkRecord(*row, checksum(*row)))
+        entries.append([c.start_line, c.end_line, c.kind, c.context, c.symbol, c.title, len(raw)])
+        parts.append(raw)
+        size += len(raw)
+        if size >= BLOCK_BYTES or number == len(chunks) - 1:
+            blocks.append(_block(number + 1 - len(entries), entries, parts))
+            entries, parts, size = [], [], 0
+    return records, blocks
+
+
+def _block(first: int, entries: list[list[object]], parts: list[bytes]) -> Block:
+    provenance = zlib.compress(json.dumps(entries, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+    texts = zlib.compress(b"".join(parts), 6)
+    return Block(first, len(entries), provenance, texts)
+
+
+def pack_terms(blobs: Sequence[bytes]) -> bytes:
+    """A file's chunks' term lists (``chunk_terms.encode_terms`` blobs) as stored: where each ends (uint32,
+    from the start of the first), then the blobs one after the other, zlib-compressed."""
+    ends = np.cumsum([len(blob) for blob in blobs], dtype=np.int64)
+    return zlib.compress(ends.astype(_OFFSET).tobytes() + b"".join(blobs), 6)
+
+
+def unpack(packed: object) -> bytes:
+    """The bytes of a block's packed provenance, texts or term lists; ``IndexCorrupt`` when they cannot be read
+    back."""
+    if not isinstance(packed, bytes):
+        raise IndexCorrupt("a block's stored chunks are not bytes")
     try:
-        return zlib.decompress(stored).decode("utf-8")
-    except (zlib.error, UnicodeDecodeError):
-        raise IndexCorrupt("a chunk's text cannot be decompressed") from None
+        return zlib.decompress(packed)
+    except zlib.error:
+        raise IndexCorrupt("a block's stored chunks cannot be decompressed") from None
 
 
-def chunk_record(key: str, chunk: Chunk) -> ChunkRecord:
-    """What the chunks table stores of a chunk of file ``key`` (computed where the chunk is made)."""
-    c = chunk
-    content = (
-        key,
-        c.source,
-        c.ref,
-        c.start_line,
-        c.end_line,
-        c.language,
-        c.kind,
-        c.context,
-        c.symbol,
-        c.title,
-        embed_hash(c),
-        pack_text(c.text),
-    )
-    return ChunkRecord(*content, checksum(*content))
+class Provenance:
+    """A block's packed provenance (``file_records``) read back: each entry is checked when it is asked for (a
+    search reads a few chunks of a file, not all of them)."""
+
+    def __init__(self, packed: object, count: int) -> None:
+        try:
+            entries = json.loads(unpack(packed).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise IndexCorrupt("a block's stored chunks cannot be read") from None
+        if not isinstance(entries, list) or len(entries) != count:
+            raise IndexCorrupt("a block's stored chunks do not match its chunk rows")
+        self._entries: list[Any] = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, at: int) -> list[Any]:
+        entry = self._entries[at]
+        if not (
+            isinstance(entry, list)
+            and len(entry) == len(_ENTRY_TYPES)
+            and all(type(value) is kind for value, kind in zip(entry, _ENTRY_TYPES, strict=True))
+        ):
+            raise IndexCorrupt("a block's stored chunks cannot be read")
+        return entry
+
+    def lengths(self) -> list[int]:
+        """Each chunk's text length."""
+        try:
+            values = [entry[-1] for entry in self._entries]
+        except (TypeError, KeyError, IndexError):
+            raise IndexCorrupt("a block's stored chunks cannot be read") from None
+        if not all(type(value) is int and value >= 0 for value in values):
+            raise IndexCorrupt("a block's stored chunks cannot be read")
+        return values
+
+
+class Slices:
+    """One unpacked value of a block's chunks (their texts, their term lists), cut into each chunk's bytes only
+    when asked for: a search reads a few chunks of a block, not all of them."""
+
+    def __init__(self, data: bytes, bounds: list[int]) -> None:
+        self._data = data
+        self._bounds = bounds
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, at: int) -> bytes:
+        return self._data[self._bounds[at] : self._bounds[at + 1]]
+
+
+class Texts:
+    """A block's chunk texts, decompressed only as far as the chunks asked for need (a search reads a chunk or
+    two of a block, and zlib is read from the start)."""
+
+    def __init__(self, packed: object, provenance: Provenance) -> None:
+        if not isinstance(packed, bytes):
+            raise IndexCorrupt("a block's stored chunks are not bytes")
+        self._tail = packed
+        self._inflate = zlib.decompressobj()
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._bounds = list(itertools.accumulate(provenance.lengths(), initial=0))
+
+    def text(self, at: int) -> str:
+        start, end = self._bounds[at], self._bounds[at + 1]
+        try:
+            with self._lock:  # a block read back is shared by the process's threads
+                while len(self._data) < end and not self._inflate.eof:
+                    self._data += self._inflate.decompress(self._tail, end - len(self._data))
+                    self._tail = self._inflate.unconsumed_tail
+                    if not self._tail and len(self._data) < end:
+                        break
+                if len(self._data) < end:
+                    raise IndexCorrupt("a block's chunk texts do not match its chunks")
+                return self._data[start:end].decode("utf-8")
+        except zlib.error:
+            raise IndexCorrupt("a block's chunk texts cannot be decompressed") from None
+        except UnicodeDecodeError:
+            raise IndexCorrupt("a chunk's text is not text") from None
+
+
+def terms_of(packed: object, count: int) -> Slices:
+    """Each of the ``count`` chunks' encoded term lists, from a block's packed term lists (``pack_terms``)."""
+    data = unpack(packed)
+    head = count * _OFFSET.itemsize
+    if len(data) < head:
+        raise IndexCorrupt("a block's term lists are truncated")
+    ends = struct.unpack(f"<{count}I", data[:head])  # ``pack_terms``' uint32
+    bounds = [head, *(head + end for end in ends)]
+    if count and (bounds[-1] != len(data) or any(b < a for a, b in itertools.pairwise(bounds))):
+        raise IndexCorrupt("a block's term lists have the wrong length")
+    return Slices(data, bounds)
+
+
+def seal_number(digest: str) -> int:
+    """A sealed checksum (hex) as a number SQLite keeps in 8 bytes instead of 32 characters: its first 63
+    bits."""
+    return int(digest[:16], 16) & _INT63
 
 
 def term_sum(term: object, term_id: object, key: bytes) -> int:
@@ -125,12 +249,19 @@ def unsqueeze(blob: bytes, count: int, dtypes: tuple[type[np.generic], type[np.g
 
 __all__ = [
     "ChunkRecord",
-    "chunk_record",
+    "BLOCK_BYTES",
+    "Block",
+    "Slices",
+    "Texts",
+    "file_records",
     "narrow",
     "numbers",
-    "pack_text",
+    "Provenance",
+    "pack_terms",
+    "seal_number",
     "squeeze",
     "term_sum",
-    "unpack_text",
+    "terms_of",
+    "unpack",
     "unsqueeze",
 ]

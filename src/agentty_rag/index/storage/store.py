@@ -4,11 +4,15 @@ SQLite gives transactions (a process killed mid-update leaves the previous index
 (write-ahead log) and corruption detection. Tables:
 
 * ``meta(key, value)``: schema version, generation (bumped by every commit), manifest header, skip report.
-* ``files(key, size, mtime_ns, hash, chunks)``: every indexed file's stamp and content hash (the manifest).
-* ``chunks(slot, file_key, ...)``: each chunk's provenance, narrow, so that reading every chunk's attributes
-  stays quick.
-* ``bodies(slot, text, terms)``: each chunk's text (zlib-compressed when that saves room) and its terms per
-  field (``chunk_terms.py``'s packed blob). The ``chunk_rows`` view joins the two.
+* ``files(key, size, mtime_ns, hash, chunks, ..., first_slot)``: every indexed file's stamp and content hash
+  (the manifest). A file's chunks have consecutive slots, from ``first_slot`` (builds, patches and builds in
+  parts all number a file's chunks together): the file's slots need no index of their own.
+* ``chunks(slot, block_slot, source, ref, language, embed_hash)``: what is read of every chunk (filters, the
+  vectors' keys), narrow, so that reading every chunk's attributes stays quick; ``block_slot`` (the first slot
+  of its block) names its block's row of ``texts``.
+* ``texts(block_slot, chunks, provenance, terms, text)``: the rest of a file's chunks, in blocks of
+  consecutive chunks (``records.Block``), each part zlib-compressed as one value: their lines, kind, context,
+  symbol and title (JSON), their term lists per field (``chunk_terms.py``'s packed blobs) and their texts.
 * ``vocab(term, id)``: term ids; queries look up their few terms instead of loading the vocabulary.
 * ``segments(field, ...)``: the compacted postings of each field (numpy arrays as blobs) and slot lengths,
   read and written by the lexical backend (``lexical/sqlite.py``).
@@ -19,9 +23,9 @@ blobs into the in-memory delta at open.
 
 Large values live on SQLite's overflow pages, where a damaged page changes the bytes without any error, and
 a flipped bit can turn text into bytes or move a term to another id. So the header (``meta``), every file
-row, chunk row (with its body), term and segment carries a checksum; a value that does not match is corruption
-(``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every checksum is sealed with this
-machine's key (``Store(key=...)``, from ``state.machine_key``), and the header names the key
+row, chunk row, block of texts, term and segment carries a checksum; a value that does not match is
+corruption (``IndexCorrupt``: the index is rebuilt), never a silently wrong answer. Every checksum is sealed
+with this machine's key (``Store(key=...)``, from ``state.machine_key``), and the header names the key
 (``sealed_by``): an index written elsewhere (committed, copied) is ``IndexForeign``, and a row changed by
 anyone without the key matches nothing. The connection and the meaning of
 SQLite's errors are ``database.py``'s.
@@ -33,6 +37,7 @@ import contextlib
 import json
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,10 +50,21 @@ from agentty_rag.errors import IndexBusy, IndexCorrupt, IndexForeign
 from agentty_rag.index.lexical.chunk_terms import decode_terms
 from agentty_rag.index.lexical.protocol import FieldTerms
 from agentty_rag.index.storage.database import ERRORS, Database, checksum, classify, mark
-from agentty_rag.index.storage.records import ChunkRecord, chunk_record, term_sum, unpack_text
+from agentty_rag.index.storage.records import (
+    Block,
+    ChunkRecord,
+    Provenance,
+    Slices,
+    Texts,
+    file_records,
+    pack_terms,
+    seal_number,
+    term_sum,
+    terms_of,
+)
 from agentty_rag.types import Chunk
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 _META_SUM = "checksum"
 # The header's record of the key that sealed the index (``database.mark``).
 MARK = "sealed_by"
@@ -58,7 +74,9 @@ _KEPT_BY_CLEAR = ("schema_version", "generation", FOREIGN_REPLACED)
 
 
 _TERM_ROW = "SELECT term, id, checksum FROM vocab"
-_TABLES = frozenset({"meta", "files", "chunks", "bodies", "vocab", "segments", "vectors"})
+# Rows per statement of an ``IN (...)`` query.
+_BATCH = 500
+_TABLES = frozenset({"meta", "files", "chunks", "texts", "vocab", "segments", "vectors"})
 # Between two tries at creating the tables while another process holds the write lock.
 _RETRY_S = 0.05
 _SCHEMA = """
@@ -66,17 +84,16 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL,
     chunks INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', redacted INTEGER NOT NULL DEFAULT 0,
-    checksum TEXT NOT NULL
+    first_slot INTEGER NOT NULL DEFAULT 0, checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
-    slot INTEGER PRIMARY KEY, file_key TEXT NOT NULL, source TEXT NOT NULL,
-    ref TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, language TEXT NOT NULL,
-    kind TEXT NOT NULL, context TEXT NOT NULL, symbol TEXT NOT NULL, title TEXT NOT NULL,
-    embed_hash TEXT NOT NULL, checksum TEXT NOT NULL
+    slot INTEGER PRIMARY KEY, block_slot INTEGER NOT NULL, source TEXT NOT NULL, ref TEXT NOT NULL,
+    language TEXT NOT NULL, embed_hash TEXT NOT NULL, checksum INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_key);
-CREATE TABLE IF NOT EXISTS bodies (slot INTEGER PRIMARY KEY, text NOT NULL, terms BLOB NOT NULL);
-CREATE VIEW IF NOT EXISTS chunk_rows AS SELECT c.*, b.text, b.terms FROM chunks c JOIN bodies b ON b.slot = c.slot;
+CREATE TABLE IF NOT EXISTS texts (
+    block_slot INTEGER PRIMARY KEY, chunks INTEGER NOT NULL, checksum INTEGER NOT NULL,
+    provenance BLOB NOT NULL, terms BLOB NOT NULL, text BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS vectors (
     profile TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (profile, hash)
 ) WITHOUT ROWID;
@@ -87,11 +104,10 @@ CREATE TABLE IF NOT EXISTS segments (
 );
 """
 
-# A chunk's content (every column but the slot and the terms, the text as stored), summed once where it is
-# made: a build's worker process. The row's checksum covers the slot, that sum and the terms.
-_CONTENT_COLUMNS = (
-    "file_key, source, ref, start_line, end_line, language, kind, context, symbol, title, embed_hash, text"
-)
+# A chunk row's content, summed once where it is made (a build's worker process); the row's checksum covers
+# the slot, its block's first slot and that sum. A block's row of texts carries a checksum of its own, over
+# its first slot, its count of chunks and its parts.
+_CONTENT_COLUMNS = "source, ref, language, embed_hash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +118,12 @@ class FileRow:
     chunks: int
     skip: str = ""
     redacted: int = 0  # secrets replaced in its text before it was indexed
+    first_slot: int = 0  # its chunks' slots: first_slot, first_slot + 1, ... (``chunks`` of them)
 
 
 def _file_values(rows: Mapping[str, FileRow]) -> Iterator[tuple[object, ...]]:
     for key, row in rows.items():
-        yield (key, row.size, row.mtime_ns, row.hash, row.chunks, row.skip, row.redacted)
+        yield (key, row.size, row.mtime_ns, row.hash, row.chunks, row.skip, row.redacted, row.first_slot)
 
 
 class Store(Database):
@@ -119,6 +136,9 @@ class Store(Database):
         super().__init__(path, busy_timeout_s)
         self._key = key
         self.mark = mark(key)
+        # Blocks read back lately, by (first slot, checksum): a search's stages read chunks of the same blocks
+        # (candidates, then their neighbours), and a block is unpacked once for them.
+        self._unpacked: OrderedDict[tuple[int, int], _Unpacked] = OrderedDict()
         try:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA cell_size_check=ON")  # more damaged pages are caught as corruption
@@ -147,6 +167,7 @@ class Store(Database):
                 if _TABLES <= known:
                     return
                 if known & _TABLES:
+                    self._refuse_other_version(known)
                     # The tables are made together: an index that has some lost the others' schema entries (a
                     # damaged first page); new empty ones would answer every search with nothing.
                     missing = ", ".join(sorted(_TABLES - known))
@@ -162,6 +183,16 @@ class Store(Database):
                 if not isinstance(classify(error, self.path.name), IndexBusy) or time.monotonic() >= deadline:
                     raise
                 time.sleep(_RETRY_S)
+
+    def _refuse_other_version(self, known: set[str]) -> None:
+        """``IndexCorrupt`` naming the schema version of an index another release wrote (its tables are not
+        this version's: not a damaged index)."""
+        if "meta" not in known:
+            return
+        rows = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        if rows and rows[0][0] != str(SCHEMA_VERSION):
+            version = str(rows[0][0])[:20]
+            raise IndexCorrupt(f"{self.path.name} has schema version {version}; this version reads {SCHEMA_VERSION}")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -200,11 +231,14 @@ class Store(Database):
     def files(self) -> dict[str, FileRow]:
         """Every file's row (the manifest), each checked against its checksum: a damaged key, skip reason or
         count would otherwise index a file twice or drop it in silence."""
-        rows = self.run("SELECT key, size, mtime_ns, hash, chunks, skip, redacted, checksum FROM files")
+        rows = self.run(f"SELECT {_FILE_COLUMNS} FROM files")
+        self._check_files(rows)
+        return {r[0]: FileRow(*r[1:-1]) for r in rows}
+
+    def _check_files(self, rows: Iterable[Sequence[Any]]) -> None:
         for row in rows:
             if self.sealed(*row[:-1]) != row[-1]:
                 raise IndexCorrupt(f"the row of {str(row[0])[:200]!r} in {self.path.name} does not match its checksum")
-        return {r[0]: FileRow(*r[1:-1]) for r in rows}
 
     def live_slots(self, below: int) -> npt.NDArray[np.int32]:
         """Every chunk's slot; ``IndexCorrupt`` unless they are distinct and under ``below`` (the next slot to
@@ -215,22 +249,82 @@ class Store(Database):
         return np.asarray(slots, np.int32)
 
     def _verified(self, where: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Full chunk rows (slot, ``_CONTENT_COLUMNS``, terms) matching ``where`` (the ``chunk_rows`` view),
-        each checked against its checksum."""
-        rows = self.run(f"SELECT slot, {_CONTENT_COLUMNS}, terms, checksum FROM chunk_rows {where}", params)
+        """Chunk rows (slot, file slot, ``_CONTENT_COLUMNS``) matching ``where`` (on the chunks table), each
+        checked against its checksum."""
+        rows = self.run(f"SELECT slot, block_slot, {_CONTENT_COLUMNS}, checksum FROM chunks {where}", params)
         for row in rows:
-            if self.sealed(row[0], checksum(*row[1:_TERMS]), row[_TERMS]) != row[-1]:
+            if seal_number(self.sealed(row[0], row[1], checksum(*row[2:-1]))) != row[-1]:
                 raise IndexCorrupt(f"chunk {row[0]} in {self.path.name} does not match its checksum")
         return rows
 
-    def _verified_in(self, keys: Sequence[object]) -> Iterator[tuple[Any, ...]]:
-        for i in range(0, len(keys), 500):
-            batch = list(keys[i : i + 500])
-            yield from self._verified(f"WHERE slot IN ({','.join('?' * len(batch))})", batch)
+    def _files_of(self, block_slots: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes, int]]:
+        """(count of chunks, provenance, terms, text, checksum) of the files ``block_slots``, each checked
+        against its checksum."""
+        wanted = sorted(set(block_slots))
+        found: dict[int, tuple[int, bytes, bytes, bytes, int]] = {}
+        sql = "SELECT block_slot, chunks, checksum, provenance, terms, text FROM texts WHERE block_slot IN ({marks})"
+        for block_slot, count, stored, *parts in self.rows_in(sql, wanted):
+            if not all(isinstance(part, bytes) for part in parts) or stored != seal_number(
+                self.sealed(block_slot, count, *parts)
+            ):
+                raise IndexCorrupt(f"the block of chunk {block_slot} in {self.path.name} does not match its checksum")
+            found[block_slot] = (count, *parts, stored)
+        if len(found) < len(wanted):
+            missing = next(slot for slot in wanted if slot not in found)
+            raise IndexCorrupt(f"the block of chunk {missing} is missing from {self.path.name}")
+        return found
+
+    def _read(self, rows: Sequence[Sequence[Any]], terms: bool) -> Iterator[tuple[Chunk, bytes]]:
+        """The chunk of each ``_verified`` row, and its encoded terms when ``terms`` (else b"")."""
+        for group in (rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)):
+            unpacked = self._unpacked_files(group)
+            for row in group:
+                slot, block_slot, source, ref, language = row[:5]
+                entries, texts, held = unpacked[block_slot]
+                at = _ordinal(slot, block_slot, len(entries))
+                start, end, kind, context, symbol, title, _ = entries[at]
+                chunk = Chunk(source, ref, start, end, texts.text(at), language, kind, context, symbol, title)
+                yield chunk, held[at] if terms else b""
+
+    def _unpacked_files(self, rows: Sequence[Sequence[Any]]) -> dict[int, _Unpacked]:
+        """The files of ``_verified`` rows, unpacked: from the recent ones when their row's checksum is the
+        one they were read with (a commit since gives changed files new checksums), else read and checked."""
+        wanted = sorted({row[1] for row in rows})
+        heads = self.rows_in("SELECT block_slot, checksum FROM texts WHERE block_slot IN ({marks})", wanted)
+        out: dict[int, _Unpacked] = {}
+        with self._lock:
+            for block_slot, stored in heads:
+                held = self._unpacked.get((block_slot, stored))
+                if held is not None:
+                    self._unpacked.move_to_end((block_slot, stored))
+                    out[block_slot] = held
+        missing = [slot for slot in wanted if slot not in out]
+        for block_slot, (count, provenance, term_lists, text, stored) in self._files_of(missing).items():
+            entries = Provenance(provenance, count)
+            held = (entries, Texts(text, entries), terms_of(term_lists, count))
+            out[block_slot] = held
+            with self._lock:
+                self._unpacked[(block_slot, stored)] = held
+                while len(self._unpacked) > _UNPACKED_FILES:
+                    self._unpacked.popitem(last=False)
+        return out
+
+    def _verified_in(self, keys: Sequence[object]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for i in range(0, len(keys), _BATCH):
+            batch = list(keys[i : i + _BATCH])
+            rows += self._verified(f"WHERE slot IN ({','.join('?' * len(batch))})", batch)
+        return rows
 
     def delta_terms(self, fields: Sequence[str], from_slot: int) -> Iterator[tuple[int, dict[str, FieldTerms]]]:
-        for row in self._verified("WHERE slot >= ? ORDER BY slot", (from_slot,)):
-            yield row[0], decode_terms(fields, row[_TERMS])
+        """The terms of every chunk from slot ``from_slot`` on (its texts are not unpacked)."""
+        rows = self._verified("WHERE slot >= ? ORDER BY slot", (from_slot,))
+        for group in (rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)):
+            files = self._files_of([row[1] for row in group])
+            held = {block_slot: terms_of(parts[2], parts[0]) for block_slot, parts in files.items()}
+            for slot, block_slot, *_ in group:
+                term_lists = held[block_slot]
+                yield slot, decode_terms(fields, term_lists[_ordinal(slot, block_slot, len(term_lists))])
 
     def lookup_terms(self, terms: Iterable[str]) -> dict[str, int]:
         wanted = sorted(set(terms))
@@ -256,11 +350,13 @@ class Store(Database):
         return int(self.run("SELECT COALESCE(MAX(id) + 1, 0) FROM vocab")[0][0])
 
     def chunks(self, slots: Sequence[int]) -> dict[int, Chunk]:
-        return {row[0]: _chunk_of_full(row) for row in self._verified_in(slots)}
+        rows = self._verified_in(slots)
+        return {row[0]: chunk for row, (chunk, _) in zip(rows, self._read(rows, terms=False), strict=True)}
 
     def chunk_rows(self, slots: Sequence[int]) -> dict[int, tuple[Chunk, bytes]]:
         """Each chunk with its encoded terms, in one checked read."""
-        return {row[0]: (_chunk_of_full(row), row[_TERMS]) for row in self._verified_in(slots)}
+        rows = self._verified_in(slots)
+        return {row[0]: read for row, read in zip(rows, self._read(rows, terms=True), strict=True)}
 
     def chunk_attributes(self) -> list[tuple[int, str, str, str]]:
         """(slot, source, ref, language) of every chunk, for filters."""
@@ -271,10 +367,15 @@ class Store(Database):
 
     def chunks_where(self, where: str, params: Sequence[object] = ()) -> list[tuple[int, str, Chunk]]:
         """(slot, embed hash, chunk) of the chunks (table alias ``c``) that ``where`` selects, each checked."""
-        return [(row[0], row[_EMBED_HASH], _chunk_of_full(row)) for row in self._verified(where, params)]
+        rows = self._verified(where, params)
+        read = self._read(rows, terms=False)
+        return [(row[0], row[_EMBED_HASH], chunk) for row, (chunk, _) in zip(rows, read, strict=True)]
 
     def slots_of_files(self, keys: Iterable[str]) -> list[int]:
-        return [row[0] for row in self.rows_in("SELECT slot FROM chunks WHERE file_key IN ({marks})", list(keys))]
+        """The slots of the chunks of the files ``keys`` (from their rows, each checked)."""
+        rows = list(self.rows_in(f"SELECT {_FILE_COLUMNS} FROM files WHERE key IN ({{marks}})", list(keys)))
+        self._check_files(rows)
+        return [slot for row in rows for slot in range(row[_FIRST_SLOT], row[_FIRST_SLOT] + row[_CHUNKS])]
 
     def counts(self) -> tuple[int, int]:
         """(files, chunks)."""
@@ -293,7 +394,7 @@ class Store(Database):
 
     def clear(self) -> None:
         with self._lock:
-            for table in ("files", "chunks", "bodies", "vocab", "segments"):
+            for table in ("files", "chunks", "texts", "vocab", "segments"):
                 self.run(f"DELETE FROM {table}")
             kept = ",".join("?" * len(_KEPT_BY_CLEAR))
             self.run(f"DELETE FROM meta WHERE key NOT IN ({kept})", _KEPT_BY_CLEAR)
@@ -306,7 +407,7 @@ class Store(Database):
 
     def put_files(self, rows: Mapping[str, FileRow]) -> None:
         self.run_many(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*values, self.sealed(*values)) for values in _file_values(rows)],
         )
 
@@ -316,32 +417,48 @@ class Store(Database):
     def delete_chunks(self, slots: Iterable[int]) -> None:
         keys = [(s,) for s in slots]
         self.run_many("DELETE FROM chunks WHERE slot = ?", keys)
-        self.run_many("DELETE FROM bodies WHERE slot = ?", keys)
+        self.run_many("DELETE FROM texts WHERE block_slot = ?", keys)  # a block goes with its first chunk
 
-    def put_chunks(self, rows: Iterable[tuple[int, str, Chunk, bytes]]) -> None:
-        """Insert (slot, file key, chunk, encoded terms) rows, each with its checksum."""
-        self.put_records([(slot, chunk_record(key, c), blob) for slot, key, c, blob in rows])
+    def put_file_chunks(self, first_slot: int, chunks: Sequence[Chunk], blobs: Sequence[bytes]) -> None:
+        """Insert one file's chunks (slots from ``first_slot``) with their encoded terms and their texts."""
+        records, blocks = file_records(chunks)
+        self.put_records([(first_slot, records, blocks, blobs)])
 
-    def put_records(self, rows: Sequence[tuple[int, ChunkRecord, bytes]]) -> None:
-        """Insert (slot, record, encoded terms) rows: the chunk and its body, with the row's checksum."""
+    def put_records(self, files: Sequence[tuple[int, Sequence[ChunkRecord], Sequence[Block], Sequence[bytes]]]) -> None:
+        """Insert files' chunks: per file, its first slot, its chunks' records, the rest of them in blocks and
+        their encoded terms (one blob per chunk); each chunk row and each block with its checksum."""
+        rows = []
+        texts = []
+        for first, records, blocks, blobs in files:
+            for block in blocks:
+                start = first + block.first
+                packed = pack_terms(blobs[block.first : block.first + block.chunks])
+                seal = seal_number(self.sealed(start, block.chunks, block.provenance, packed, block.texts))
+                texts.append((start, block.chunks, seal, block.provenance, packed, block.texts))
+                for slot in range(start, start + block.chunks):
+                    record = records[slot - first]
+                    rows.append((slot, start, *record[:4], seal_number(self.sealed(slot, start, record.content_sum))))
         with self._lock:
-            self.run_many(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(slot, *r[:11], self.sealed(slot, r.content_sum, blob)) for slot, r, blob in rows],
-            )
-            self.run_many("INSERT INTO bodies VALUES (?, ?, ?)", [(slot, r.text, blob) for slot, r, blob in rows])
+            self.run_many("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.run_many("INSERT INTO texts VALUES (?, ?, ?, ?, ?, ?)", texts)
 
 
-# Positions in a ``_verified`` row: the slot, ``_CONTENT_COLUMNS``, the terms, then the checksum.
-_EMBED_HASH = 11
-_TEXT = 12
-_TERMS = 13
+_FILE_COLUMNS = "key, size, mtime_ns, hash, chunks, skip, redacted, first_slot, checksum"
+_CHUNKS = 4
+_FIRST_SLOT = 7
+# A file read back: its chunks' provenance, texts and term lists.
+_Unpacked = tuple[Provenance, Texts, Slices]
+_UNPACKED_FILES = 128
+# Positions in a ``_verified`` row: the slot, the file slot, ``_CONTENT_COLUMNS``, the checksum.
+_EMBED_HASH = 5
 
 
-def _chunk_of_full(row: Sequence[Any]) -> Chunk:
-    """A chunk from a ``_verified`` row."""
-    _, _, source, ref, start, end, language, kind, context, symbol, title = row[:11]
-    return Chunk(source, ref, start, end, unpack_text(row[_TEXT]), language, kind, context, symbol, title)
+def _ordinal(slot: int, block_slot: int, count: int) -> int:
+    """Where chunk ``slot`` is among its file's ``count`` chunks (from ``block_slot``)."""
+    at = slot - block_slot
+    if not 0 <= at < count:
+        raise IndexCorrupt(f"chunk {slot} lies outside its file's chunks")
+    return at
 
 
 def _integer(value: object) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,6 @@ from agentty_rag.index.storage.ingest import Counted, Prepared
 from agentty_rag.index.storage.manifest import Scan, meta_int
 from agentty_rag.index.storage.store import FileRow, Store, dumps
 from agentty_rag.index.vectors.stores import vector_backend
-from agentty_rag.types import Chunk
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,6 @@ def patch(
     fields = config.field_names
     meta = store.meta()
     next_slot = meta_int(meta, "next_slot")
-    prepared = [item for item, _ in counted]
     counts_per_chunk = [(item, chunk, counts) for item, pairs in counted for chunk, counts in pairs]
     wanted = {term for _, _, counts in counts_per_chunk for counter in counts.values() for term in counter}
     with store.transaction():
@@ -66,15 +64,22 @@ def patch(
             next_id += 1
         store.add_terms(new_terms)
         ids.update(new_terms)
-        rows: list[tuple[int, str, Chunk, bytes]] = []
         added: list[tuple[int, dict[str, FieldTerms]]] = []
-        for item, chunk, counts in counts_per_chunk:
-            terms = as_ids(counts, ids)
-            rows.append((next_slot, item.key, chunk, encode_terms(fields, terms)))
-            added.append((next_slot, terms))
-            next_slot += 1
-        store.put_chunks(rows)
-        files = {p.key: p.row() for p in prepared}
+        attributes: dict[int, tuple[str, str, str]] = {}
+        files: dict[str, FileRow] = {}
+        # A file's chunks get consecutive slots: the file's row names the first (``FileRow.first_slot``).
+        for item, pairs in counted:
+            files[item.key] = replace(item.row(), first_slot=next_slot)
+            if not pairs:
+                continue
+            blobs = []
+            for slot, (chunk, counts) in enumerate(pairs, start=next_slot):
+                terms = as_ids(counts, ids)
+                blobs.append(encode_terms(fields, terms))
+                added.append((slot, terms))
+                attributes[slot] = (str(chunk.source), chunk.ref, chunk.language)
+            store.put_file_chunks(next_slot, [chunk for chunk, _ in pairs], blobs)
+            next_slot += len(pairs)
         files.update(touched)
         store.put_files(files)
         base_slots = meta_int(meta, "base_slots")
@@ -82,9 +87,6 @@ def patch(
             base_slots = next_slot
             vector_backend(config.vector_store).prune(store)
         write_meta(store, config, found, base_slots=base_slots, next_slot=next_slot, vocab_size=next_id)
-    attributes: dict[int, tuple[str, str, str]] = {
-        slot: (str(chunk.source), chunk.ref, chunk.language) for slot, _, chunk, _ in rows
-    }
     return Patched(files, [slot for slot, _ in added], old_slots, attributes)
 
 
