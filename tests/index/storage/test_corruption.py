@@ -243,7 +243,7 @@ def _with_row_key(database: bytes, slot: int, key: int) -> bytes:
             while at < record + header_length:
                 serial, at = _varint(data, at)
                 types.append(serial)
-            if rowid == slot and len(types) == 7 and types[0] == 0:  # a chunks row: 7 columns, slot is the key
+            if rowid == slot and len(types) == 8 and types[0] == 0:  # a chunks row: 8 columns, slot is the key
                 assert record - key_at == 1 and key < 128
                 data[key_at] = key
                 return bytes(data)

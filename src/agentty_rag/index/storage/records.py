@@ -20,7 +20,7 @@ import numpy.typing as npt
 from agentty_rag.errors import IndexCorrupt
 from agentty_rag.index.storage.database import checksum
 from agentty_rag.index.vectors.base import embed_hash
-from agentty_rag.types import Chunk
+from agentty_rag.types import DEFINITION_KINDS, Chunk
 
 _INT63 = (1 << 63) - 1
 
@@ -33,6 +33,9 @@ class ChunkRecord(NamedTuple):
     language: str
     embed_hash: str
     content_sum: str
+    # 1 for a code definition (``types.DEFINITION_KINDS``): the embedding order's first tier, read by SQL alone.
+    # Not sealed: it orders the background embedding and nothing else.
+    definition: int = 0
 
 
 class Block(NamedTuple):
@@ -70,7 +73,7 @@ def file_records(chunks: Sequence[Chunk]) -> tuple[list[ChunkRecord], list[Block
     for number, c in enumerate(chunks):
         raw = c.text.encode("utf-8")
         row = (c.source, c.ref, c.language, embed_hash(c))
-        records.append(ChunkRecord(*row, checksum(*row)))
+        records.append(ChunkRecord(*row, checksum(*row), int(c.kind in DEFINITION_KINDS)))
         entries.append([c.start_line, c.end_line, c.kind, c.context, c.symbol, c.title, len(raw)])
         parts.append(raw)
         size += len(raw)

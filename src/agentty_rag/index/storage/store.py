@@ -88,7 +88,8 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, block_slot INTEGER NOT NULL, source TEXT NOT NULL, ref TEXT NOT NULL,
-    language TEXT NOT NULL, embed_hash TEXT NOT NULL, checksum INTEGER NOT NULL
+    language TEXT NOT NULL, embed_hash TEXT NOT NULL, checksum INTEGER NOT NULL,
+    definition INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS texts (
     block_slot INTEGER PRIMARY KEY, chunks INTEGER NOT NULL, checksum INTEGER NOT NULL,
@@ -437,9 +438,10 @@ class Store(Database):
                 texts.append((start, block.chunks, seal, block.provenance, packed, block.texts))
                 for slot in range(start, start + block.chunks):
                     record = records[slot - first]
-                    rows.append((slot, start, *record[:4], seal_number(self.sealed(slot, start, record.content_sum))))
+                    seal = seal_number(self.sealed(slot, start, record.content_sum))
+                    rows.append((slot, start, *record[:4], seal, record.definition))
         with self._lock:
-            self.run_many("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.run_many("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             self.run_many("INSERT INTO texts VALUES (?, ?, ?, ?, ?, ?)", texts)
 
 

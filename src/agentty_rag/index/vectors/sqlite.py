@@ -25,7 +25,6 @@ from agentty_rag.index.storage.store import Store
 from agentty_rag.index.vectors import neighbour_file
 from agentty_rag.index.vectors.base import DenseIndex, Ids, Matrix
 from agentty_rag.index.vectors.dense import EmbeddingProfile
-from agentty_rag.types import DEFINITION_KINDS
 
 if TYPE_CHECKING:
     from agentty_rag.index.storage.definition import IndexConfig
@@ -90,16 +89,12 @@ class VectorTable:
         if self.unusable:
             forget_vectors(self._store(), self.profile, sorted(self.unusable))
             self.unusable.clear()
-        kinds: tuple[str, ...] = ()
-        among = ""
-        if definitions is not None:
-            kinds = tuple(sorted(DEFINITION_KINDS))
-            among = f"c.kind {'' if definitions else 'NOT '}IN ({','.join('?' * len(kinds))}) AND "
+        among = "" if definitions is None else f"c.definition = {int(definitions)} AND "
         query = (
             f"SELECT c.slot FROM chunks c WHERE {among}NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.profile = ? AND v.hash = c.embed_hash) ORDER BY c.slot LIMIT ?"
         )
-        return [int(chunk) for (chunk,) in self._store().run(query, (*kinds, self.profile, limit))]
+        return [int(chunk) for (chunk,) in self._store().run(query, (self.profile, limit))]
 
 
 class SqliteVectors(VectorTable):
