@@ -193,15 +193,12 @@ def _keyword_matches(pattern: re.Pattern[str], text: str, lowered: str) -> Itera
         start = end
         while start > cursor and _NAME_CHAR.match(text, start - 1):
             start -= 1
-        for position in range(start, end + 1):
-            match = pattern.match(text, position)
-            if match is not None:
-                yield match
-                cursor = match.end()
-                break
+        match = _first_match(pattern, text, range(start, end + 1))
+        if match is not None:
+            yield match
+            cursor = match.end()
         else:
             cursor = end + 1  # every start up to the word's was tried
-    return
 
 
 def _url_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
@@ -211,16 +208,22 @@ def _url_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]
     cursor = 0  # no match starts before it
     at = text.find("://")
     while at != -1:
-        for position in range(max(cursor, at - _SCHEME_CHARS), at - 1):
-            match = pattern.match(text, position)
-            if match is not None:
-                yield match
-                cursor = match.end()
-                break
+        match = _first_match(pattern, text, range(max(cursor, at - _SCHEME_CHARS), at - 1))
+        if match is not None:
+            yield match
+            cursor = match.end()
         else:
             cursor = max(cursor, at - 1)
         at = text.find("://", max(at + 3, cursor))
-    return
+
+
+def _first_match(pattern: re.Pattern[str], text: str, positions: range) -> re.Match[str] | None:
+    """The match of ``pattern`` at the first of ``positions`` where it matches (None when none does)."""
+    for position in positions:
+        match = pattern.match(text, position)
+        if match is not None:
+            return match
+    return None
 
 
 class _Prose:

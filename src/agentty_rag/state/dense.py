@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentty_rag.fsguard import write_private
 from agentty_rag.state.folder import make as make_state_dir
-from agentty_rag.state.watch import alive, read_record
+from agentty_rag.state.watch import remove_own_record, running_record
 
 DENSE_FILE = "rag_dense.json"
 
@@ -33,21 +33,12 @@ def record(state_dir: Path, facts: Mapping[str, object]) -> None:
 
 def clear(state_dir: Path) -> None:
     """Remove this server's record (another server's is left)."""
-    data = read_record(state_dir, DENSE_FILE)
-    if data is not None and data.get("pid") == os.getpid():
-        with contextlib.suppress(OSError):
-            (state_dir / DENSE_FILE).unlink()
+    remove_own_record(state_dir, DENSE_FILE)
 
 
 def running_leg(state_dir: Path) -> dict[str, object] | None:
     """The record of a server running on this workspace (None when none runs, or it said nothing)."""
-    data = read_record(state_dir, DENSE_FILE)
-    if data is None:
-        return None
-    pid = data.get("pid")
-    if not isinstance(pid, int) or not alive(pid):
-        return None
-    return data
+    return running_record(state_dir, DENSE_FILE)
 
 
 __all__ = ["DENSE_FILE", "clear", "record", "running_leg"]

@@ -58,14 +58,15 @@ def clear(state_dir: Path) -> None:
     with _lock:
         _records.pop(state_dir, None)
         _cleared.add(state_dir)
-        data = _read(state_dir)
-        if data is not None and data.get("pid") == os.getpid():
-            with contextlib.suppress(OSError):
-                (state_dir / WATCH_FILE).unlink()
+        remove_own_record(state_dir, WATCH_FILE)
 
 
-def _read(state_dir: Path) -> dict[str, object] | None:
-    return read_record(state_dir, WATCH_FILE)
+def remove_own_record(state_dir: Path, name: str) -> None:
+    """Remove the record ``name`` when this process wrote it (another server's is left)."""
+    data = read_record(state_dir, name)
+    if data is not None and data.get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            (state_dir / name).unlink()
 
 
 def read_record(state_dir: Path, name: str) -> dict[str, object] | None:
@@ -83,11 +84,6 @@ def read_record(state_dir: Path, name: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs."""
-    return _alive(pid)
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -98,8 +94,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _running(state_dir: Path) -> dict[str, object] | None:
-    data = _read(state_dir)
+def running_record(state_dir: Path, name: str) -> dict[str, object] | None:
+    """The record ``name`` of a server running on this workspace (None when none runs, or it said nothing)."""
+    data = read_record(state_dir, name)
     if data is None:
         return None
     pid = data.get("pid")
@@ -108,7 +105,7 @@ def _running(state_dir: Path) -> dict[str, object] | None:
 
 def server_jobs(state_dir: Path) -> tuple[tuple[str, int, str], ...]:
     """A running server's background jobs: (key, failures, description) each (none when no server runs)."""
-    data = _running(state_dir)
+    data = running_record(state_dir, WATCH_FILE)
     jobs = data.get("jobs") if data is not None else None
     if not isinstance(jobs, list):
         return ()
@@ -123,7 +120,7 @@ def server_jobs(state_dir: Path) -> tuple[tuple[str, int, str], ...]:
 
 def running_server(state_dir: Path) -> str:
     """How a running server on this workspace learns of changes ("" when none runs)."""
-    data = _running(state_dir)
+    data = running_record(state_dir, WATCH_FILE)
     if data is None:
         return ""
     pid = data["pid"]
@@ -137,4 +134,14 @@ def running_server(state_dir: Path) -> str:
     return f"the server (pid {pid}) could not watch the workspace ({problem}): every search scans the tree"
 
 
-__all__ = ["WATCH_FILE", "alive", "clear", "read_record", "record", "record_jobs", "running_server", "server_jobs"]
+__all__ = [
+    "WATCH_FILE",
+    "clear",
+    "read_record",
+    "record",
+    "record_jobs",
+    "remove_own_record",
+    "running_record",
+    "running_server",
+    "server_jobs",
+]

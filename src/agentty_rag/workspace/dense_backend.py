@@ -88,7 +88,7 @@ class DenseBackend:
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self.turns = QueryTurns()  # a query's embedding goes before the next request of the background
         # What the background embeds with: requests a query can wait behind without timing out.
-        self.paced = PacedEmbedder(self.embedder, self.turns, request_s(settings.embed_timeout_ms / 1000))
+        self.paced = PacedEmbedder(self.embedder, self.turns, request_s(self.query_bound_s))
         self.background = False  # the server embeds and probes in threads; the command line does not
         self.report_dir: Path | None = None  # where the server tells status what its leg does (None: nowhere)
         self.known: EmbeddingProfile | None = None  # the profile of the last probe that answered
